@@ -1,0 +1,132 @@
+"""The envelope every CLI command prints and every MCP tool returns.
+
+Top-level shape matches the original memhtml's (which has no ``ok``; we add
+it) so an agent integrated with one works with the other:
+
+    {"ok": true,  "apiVersion": "1", "type": "memory.hits", "data": {...}}
+    {"ok": false, "apiVersion": "1", "error": "...", "code": "ERR_...", "suggestions": [...]}
+
+Response types and error codes are append-only.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+API_VERSION: Final = "1"
+
+# Append-only. The first block is the original's; ours follow.
+RESPONSE_TYPES: Final[dict[str, str]] = {
+    "cli.manifest": "the full command contract",
+    "cli.help": "one command's entry",
+    "repo.init": "a scaffolded or verified repository",
+    "memory.written": "one memory written (or deduped onto an existing one)",
+    "batch.applied": "per-op results of a JSONL batch, one commit",
+    "memory.detail": "one memory: metas, links, article, warnings",
+    "memory.hits": "ranked search hits",
+    "recall.pack": "a disclosure pack under a character budget",
+    "memory.corrected": "a replacement written and the original archived",
+    "memory.linked": "an authored link added (or already present)",
+    "memory.neighbors": "the graph around a memory",
+    "memory.resolved": "what a path became",
+    "memory.archived": "a memory moved into archive/",
+    "memory.reinforced": "salience bumped by an explicit outcome",
+    "memory.list": "a page of memories",
+    "entity.activity": "entities with their three activity clocks",
+    "task.written": "a task written",
+    "task.updated": "a task's status changed",
+    "task.list": "a page of tasks",
+    "index.report": "an index rebuild, update, embed or status",
+    "trace.report": "a transcript indexing pass",
+    "trace.sessions": "transcript sessions matching a query",
+    "trace.links": "links between sessions and memories",
+    "sleep.report": "a curation run",
+    "sleep.review": "a curation branch classified for review",
+    "sleep.merge": "a curation branch merged (or refused)",
+    "sleep.plan": "the phases a run would execute",
+    "status.health": "a one-screen summary of the store",
+    "publish.report": "generated listings written",
+    "doctor.report": "format and corpus health findings",
+    "eval.discrimination": "the discrimination gate's result",
+    "exec.report": "a code-mode script's result",
+    "state.export": "the state plane written to its sidecar",
+    "state.import": "the state plane restored from its sidecar",
+    "agents.doc": "AGENTS.md generated or checked",
+    "serve.exit": "a server that stopped",
+    # ours
+    "eval.fixture": "a fixture corpus generated",
+    "eval.merge_safety": "a duplicate detector scored on must-not-merge pairs",
+    "export.report": "index projections exported for analysis",
+    "quickstart.report": "the bundled demo corpus indexed and searched",
+}
+
+
+class SuccessEnvelope(BaseModel):
+    """A successful result."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+    ok: Literal[True] = True
+    api_version: Literal["1"] = Field(default=API_VERSION, alias="apiVersion")
+    type: str
+    data: dict[str, Any]
+
+
+class ErrorEnvelope(BaseModel):
+    """A failure: agents branch on `code`, never on `error`'s prose."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+    ok: Literal[False] = False
+    api_version: Literal["1"] = Field(default=API_VERSION, alias="apiVersion")
+    error: str
+    code: str
+    suggestions: list[str] = Field(default_factory=list)
+    details: dict[str, Any] | None = None
+
+
+def success(response_type: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A success envelope as a plain dict (validated only at the boundary tests)."""
+    return {"ok": True, "apiVersion": API_VERSION, "type": response_type, "data": data}
+
+
+def failure(
+    code: str,
+    message: str,
+    suggestions: list[str] | None = None,
+    details: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A failure envelope as a plain dict."""
+    out: dict[str, Any] = {
+        "ok": False,
+        "apiVersion": API_VERSION,
+        "error": message,
+        "code": code,
+        "suggestions": list(suggestions or []),
+    }
+    if details:
+        out["details"] = details
+    return out
+
+
+def validate_envelope(payload: dict[str, Any]) -> SuccessEnvelope | ErrorEnvelope:
+    """Parse a payload as one of the two envelopes (raises pydantic.ValidationError)."""
+    if payload.get("ok") is True:
+        return SuccessEnvelope.model_validate(payload)
+    return ErrorEnvelope.model_validate(payload)
+
+
+def _drop_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(v) for v in value]
+    return value
+
+
+def render(payload: dict[str, Any], *, dense: bool = False) -> str:
+    """Serialize an envelope: pretty by default, minified with nulls dropped when dense."""
+    if dense:
+        return json.dumps(_drop_nulls(payload), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(payload, ensure_ascii=False, indent=2)

@@ -1,0 +1,199 @@
+"""Typed errors. Each class carries exactly one ``ERR_*`` code.
+
+Errors are raised in the core and turned into envelopes and exit codes only at
+the adapters (CLI, MCP). Agents branch on the code, never on the message, so
+codes are append-only. Expected outcomes (deduped, skipped, degraded, not
+found in a search) are values, not exceptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+
+class MemhtmlError(Exception):
+    """Base of every typed failure; carries a code, an exit code and suggestions."""
+
+    code: ClassVar[str] = "ERR_UNKNOWN"
+    exit_code: ClassVar[int] = 1
+    summary: ClassVar[str] = "an unexpected failure"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        suggestions: Sequence[str] = (),
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.suggestions = list(suggestions)
+        self.details = details or {}
+
+
+class UsageError(MemhtmlError):
+    """The command line itself is wrong; exit 2."""
+
+    code = "ERR_INVALID_FLAG"
+    exit_code = 2
+    summary = "a flag is unknown or its value is invalid"
+
+
+class UnknownCommandError(UsageError):
+    """No command of that name exists."""
+
+    code = "ERR_UNKNOWN_COMMAND"
+    summary = "no command of that name"
+
+
+class MissingArgumentError(UsageError):
+    """A required argument or flag was not given."""
+
+    code = "ERR_MISSING_ARGUMENT"
+    summary = "a required argument or flag is missing"
+
+
+class InvalidFlagError(UsageError):
+    """A flag is unknown, or its value does not parse."""
+
+    code = "ERR_INVALID_FLAG"
+    summary = "a flag is unknown or its value is invalid"
+
+
+class UnexpectedArgumentError(UsageError):
+    """More positional arguments than the command takes."""
+
+    code = "ERR_UNEXPECTED_ARGUMENT"
+    summary = "an extra positional argument"
+
+
+class InvalidOpError(UsageError):
+    """A JSONL op line is not JSON or not a valid op; nothing was executed."""
+
+    code = "ERR_INVALID_OP"
+    summary = "an op in a batch is malformed (nothing ran)"
+
+
+class RepoRequiredError(MemhtmlError):
+    """The command needs an initialized memhtml repository and found none."""
+
+    code = "ERR_REPO_REQUIRED"
+    summary = "no memhtml repository at the root"
+
+
+class PathNotFoundError(MemhtmlError):
+    """The named memory (or commit/path pair) does not exist."""
+
+    code = "ERR_PATH_NOT_FOUND"
+    summary = "the memory path does not exist"
+
+
+class InvalidPathError(MemhtmlError):
+    """A path is not a valid memory path (absolute, `..`, outside the buckets, escaping the root)."""
+
+    code = "ERR_INVALID_PATH"
+    summary = "the path is not a valid root-relative memory path"
+
+
+class InvalidMemoryError(MemhtmlError):
+    """A memory breaks the format (violations listed in details) or a field value is invalid."""
+
+    code = "ERR_INVALID_MEMORY"
+    summary = "the memory violates the file format or vocabulary"
+
+
+class DuplicateContentError(MemhtmlError):
+    """Content identical to an active memory where a duplicate cannot be deduped away."""
+
+    code = "ERR_DUPLICATE_CONTENT"
+    summary = "an active memory already holds this content"
+
+
+class WriteConflictError(MemhtmlError):
+    """The repository lock could not be had in time, or a write would clobber another."""
+
+    code = "ERR_WRITE_CONFLICT"
+    summary = "another writer holds the store; retry"
+
+
+class DirtyTreeError(MemhtmlError):
+    """The operation needs a clean tree (or clean target files) and found uncommitted edits."""
+
+    code = "ERR_DIRTY_TREE"
+    summary = "uncommitted edits block the operation"
+
+
+class IndexStaleError(MemhtmlError):
+    """The index does not reflect HEAD where the operation needs it to."""
+
+    code = "ERR_INDEX_STALE"
+    summary = "the index is behind the tree; run `memhtml index update`"
+
+
+class EmbedModelMismatchError(MemhtmlError):
+    """The index holds vectors of another model; mixing vector spaces is refused."""
+
+    code = "ERR_EMBED_MODEL_MISMATCH"
+    summary = "the index was built with another embedding model"
+
+
+class ModelUnavailableError(MemhtmlError):
+    """The embedding or language model cannot be loaded or reached."""
+
+    code = "ERR_MODEL_UNAVAILABLE"
+    summary = "the model is missing or unreachable"
+
+
+class StorageError(MemhtmlError):
+    """The index or state database failed (corrupt, locked past the bound, unwritable)."""
+
+    code = "ERR_STORAGE"
+    summary = "the index or state database failed"
+
+
+class GitError(MemhtmlError):
+    """A git operation failed."""
+
+    code = "ERR_GIT"
+    summary = "a git operation failed"
+
+
+class DiscriminationFailedError(MemhtmlError):
+    """The discrimination gate found an inversion or an MRR below the floor."""
+
+    code = "ERR_DISCRIMINATION_FAILED"
+    summary = "retrieval could not tell a target from its controls"
+
+
+class RebuildNoEmbedRefusedError(MemhtmlError):
+    """A rebuild without embedding would discard existing vectors; needs --force."""
+
+    code = "ERR_REBUILD_NO_EMBED_REFUSED"
+    summary = "rebuild --no-embed over a store with vectors needs --force"
+
+
+class UnknownError(MemhtmlError):
+    """Anything not anticipated; the adapters wrap stray exceptions in it."""
+
+    code = "ERR_UNKNOWN"
+    summary = "an unexpected failure"
+
+
+def _all_error_classes() -> list[type[MemhtmlError]]:
+    seen: list[type[MemhtmlError]] = []
+    stack: list[type[MemhtmlError]] = [MemhtmlError]
+    while stack:
+        cls = stack.pop()
+        if cls not in seen:
+            seen.append(cls)
+            stack.extend(cls.__subclasses__())
+    return seen
+
+
+def error_codes() -> dict[str, str]:
+    """Every error code with its one-line meaning, sorted by code (for the manifest)."""
+    out: dict[str, str] = {}
+    for cls in _all_error_classes():
+        out.setdefault(cls.code, cls.summary)
+    return dict(sorted(out.items()))

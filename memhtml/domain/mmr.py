@@ -1,0 +1,61 @@
+"""Maximal marginal relevance.
+
+Carbonell & Goldstein, "The Use of MMR, Diversity-Based Reranking for
+Reordering Documents and Producing Summaries" (SIGIR 1998): pick, one at a
+time, the candidate maximizing lambda * rel(d) - (1 - lambda) * max sim(d, s)
+over the already selected s. lambda = 1 is pure relevance order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from memhtml.domain.vectors import cosine_similarities
+
+DEFAULT_MMR_LAMBDA = 0.7
+
+
+def mmr(
+    candidates: Sequence[tuple[str, float]],
+    vectors: Mapping[str, npt.ArrayLike],
+    lam: float = DEFAULT_MMR_LAMBDA,
+    limit: int | None = None,
+) -> list[str]:
+    """Re-order `(doc, relevance)` candidates (best first) for diversity.
+
+    Relevance is min-max scaled to [0, 1] so it is commensurable with cosine.
+    A candidate without a vector has similarity 0 to everything. With lam >= 1
+    the output is the input order. No doc is returned twice.
+    """
+    seen: set[str] = set()
+    unique = [(d, s) for d, s in candidates if not (d in seen or seen.add(d))]
+    n = len(unique) if limit is None else min(limit, len(unique))
+    if lam >= 1.0 or n <= 1:
+        return [d for d, _ in unique[:n]]
+    scores = np.array([s for _, s in unique], dtype=np.float64)
+    span = float(scores.max() - scores.min())
+    rel = (scores - scores.min()) / span if span > 0 else np.ones_like(scores)
+    dims = {np.asarray(v).shape[-1] for v in vectors.values()} if vectors else set()
+    dim = dims.pop() if len(dims) == 1 else 0
+    matrix = np.zeros((len(unique), max(dim, 1)), dtype=np.float32)
+    for i, (doc, _) in enumerate(unique):
+        v = vectors.get(doc)
+        if v is not None and dim:
+            matrix[i] = np.asarray(v, dtype=np.float32)
+    max_sim = np.full(len(unique), -np.inf)
+    chosen: list[int] = []
+    remaining = list(range(len(unique)))
+    while remaining and len(chosen) < n:
+        if chosen:
+            penalty = np.where(np.isfinite(max_sim), max_sim, 0.0)
+        else:
+            penalty = np.zeros(len(unique))
+        best = max(remaining, key=lambda i: (lam * rel[i] - (1 - lam) * penalty[i], -i))
+        chosen.append(best)
+        remaining.remove(best)
+        sims = cosine_similarities(matrix, matrix[best])
+        max_sim = np.maximum(max_sim, sims)
+    return [unique[i][0] for i in chosen]
