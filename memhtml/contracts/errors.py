@@ -173,6 +173,13 @@ class RebuildNoEmbedRefusedError(MemhtmlError):
     summary = "rebuild --no-embed over a store with vectors needs --force"
 
 
+class DocStaleError(MemhtmlError):
+    """A generated document (AGENTS.md) does not match what its source would generate."""
+
+    code = "ERR_DOC_STALE"
+    summary = "a generated document is out of date"
+
+
 class UnknownError(MemhtmlError):
     """Anything not anticipated; the adapters wrap stray exceptions in it."""
 

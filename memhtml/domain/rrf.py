@@ -21,11 +21,11 @@ def rrf_contribution(rank: int, weight: float, k: int = DEFAULT_RRF_K) -> float:
     return weight / (k + rank)
 
 
-def rrf_sql_term(weight_param: str, k_param: str, rank_column: str) -> str:
-    """The SQL spelling of :func:`rrf_contribution` (NULL rank contributes 0)."""
-    return (
-        f"coalesce({weight_param} * 1.0 / ({k_param} + {rank_column}), 0.0)"
-    )
+def rrf_contribution_sql(weight: float | None, k: int | None, rank: int | None) -> float:
+    """:func:`rrf_contribution` as the SQL function `memhtml_rrf` (a NULL rank contributes 0)."""
+    if rank is None or weight is None or k is None:
+        return 0.0
+    return rrf_contribution(int(rank), float(weight), int(k))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,31 @@
+"""memhtml: long-term memory for AI agents that people can trust.
+
+A git repository of semantic HTML5 files (one fact per file) is the system of
+record; a rebuildable SQLite index serves four-arm fused retrieval.
+
+    import memhtml
+    corpus = memhtml.open("~/memhtml")
+    corpus.write(title="...", claim="...", type="semantic")
+    corpus.search("one writer many readers").hits
+
+Importing this package is cheap: heavy parts load on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from memhtml.ops.corpus import Corpus
+
+
+def open(root: str | None = None, **options: Any) -> Corpus:  # noqa: A001 - the documented name
+    """Open the corpus at `root` (default `$MEMHTML_ROOT`, else ~/memhtml)."""
+    from memhtml.ops.corpus import open_corpus
+
+    return open_corpus(root, **options)
+
+
+__all__ = ["__version__", "open"]

@@ -1,0 +1,1 @@
+"""Command handlers: each parses nothing, calls one operation, returns envelope data."""

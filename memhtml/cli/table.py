@@ -1,0 +1,375 @@
+"""The command table: the single source of truth for parsing, the manifest and AGENTS.md.
+
+Adding a command is adding an entry here plus its handler; nothing else
+enumerates commands.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from memhtml.cli.spec import Command, Param
+from memhtml.contracts.vocab import EDGE_RELS, MEMORY_TYPES, PARA_BUCKETS
+
+H = "memhtml.cli.handlers"
+
+# Accepted by every command.
+GLOBAL_PARAMS: Final[tuple[Param, ...]] = (
+    Param("repo", "memory root (else $MEMHTML_ROOT, default ~/memhtml)", metavar="DIR"),
+    Param("dense", "minified JSON with nulls dropped", type="bool", default=False),
+    Param("json", "always print the JSON envelope, even on a terminal", type="bool", default=False),
+)
+
+ENVIRONMENT: Final[dict[str, str]] = {
+    "MEMHTML_ROOT": "the memory root when --repo is not given (default ~/memhtml)",
+    "MEMHTML_EMBED": "embedder: local (default, offline MiniLM), fake, bedrock, off",
+    "MEMHTML_LLM": "language model for sleep/consolidation: off (default here), bedrock",
+    "MEMHTML_AWS_REGION": "AWS region for Bedrock (else the default chain's)",
+    "MEMHTML_VECTOR_COVERAGE_FLOOR": (
+        "share of chunks with vectors below which the vector arm is dropped (default 0.5)"
+    ),
+    "MEMHTML_LOCK_TIMEOUT": "seconds a writer waits for the repository lock (default 30)",
+    "MEMHTML_NOW": "fixed clock (ISO instant) for reproducible runs and tests",
+    "MEMHTML_LOG": "stderr log level (default WARNING)",
+}
+
+_TYPE = Param("type", "memory type", choices=MEMORY_TYPES, metavar="TYPE")
+_TYPES = Param("type", "restrict to memory type (repeatable)", multiple=True, choices=MEMORY_TYPES)
+_SCOPE: Final = (
+    _TYPES,
+    Param("workspace", "restrict to projects/<workspace>/"),
+    Param("tag", "restrict to memories carrying the tag (repeatable)", multiple=True),
+    Param("entity", "restrict to an entity name, or type:name (case-folded)"),
+    Param("include_archived", "include archived memories", type="bool", default=False),
+    Param("as_of", "facts valid at this date (superseded ones included)", metavar="DATE"),
+)
+_WRITE_FIELDS: Final = (
+    Param("title", "title (one line)", required=True),
+    Param("claim", "the claim: one sentence, becomes the <mark> and the gist"),
+    Param("body", "a body paragraph (repeatable)", multiple=True),
+    Param("article_html", "caller-owned inner HTML of <article> instead of claim/body"),
+)
+
+COMMANDS: Final[tuple[Command, ...]] = (
+    Command(
+        "manifest",
+        "Every command, flag, response type, error code and environment variable.",
+        "cli.manifest",
+        f"{H}.meta:manifest",
+        needs_repo=False,
+        examples=("memhtml manifest --dense",),
+    ),
+    Command(
+        "help",
+        "One command's entry from the manifest.",
+        "cli.help",
+        f"{H}.meta:help_command",
+        params=(Param("command", "command words, e.g. `index rebuild`", positional=True,
+                      multiple=True),),
+        needs_repo=False,
+        errors=("ERR_UNKNOWN_COMMAND",),
+        examples=("memhtml help search", "memhtml help index rebuild"),
+    ),
+    Command(
+        "agents-doc",
+        "Write AGENTS.md from the command table, or check it is current.",
+        "agents.doc",
+        f"{H}.meta:agents_doc",
+        params=(
+            Param("check", "fail (exit 1) when the file is stale instead of writing",
+                  type="bool", default=False),
+            Param("out", "file to write or check (default AGENTS.md)", default="AGENTS.md"),
+        ),
+        needs_repo=False,
+        errors=("ERR_DOC_STALE",),
+    ),
+    Command(
+        "doctor",
+        "Validate memory files (given paths), or report corpus health (no paths).",
+        "doctor.report",
+        f"{H}.meta:doctor",
+        params=(Param("paths", "memory files to validate", positional=True, multiple=True),),
+        needs_repo=False,
+        errors=("ERR_REPO_REQUIRED", "ERR_PATH_NOT_FOUND"),
+        examples=("memhtml doctor areas/inbox/x.html", "memhtml doctor"),
+    ),
+    Command(
+        "init",
+        "Scaffold the memory root: git repo, PARA folders, merge driver. Idempotent.",
+        "repo.init",
+        f"{H}.store:init",
+        needs_repo=False,
+        errors=("ERR_GIT",),
+        examples=("memhtml init --repo ~/memhtml",),
+    ),
+    Command(
+        "write",
+        "Write one memory as one commit (deduped against active memories).",
+        "memory.written",
+        f"{H}.store:write",
+        params=(
+            *_WRITE_FIELDS[:1],
+            Param("type", "memory type", required=True, choices=MEMORY_TYPES),
+            *_WRITE_FIELDS[1:],
+            Param("entity", "entity `type:name` (repeatable)", multiple=True),
+            Param("tag", "tag (repeatable)", multiple=True),
+            Param("workspace", "file under projects/<workspace>/"),
+            Param("path", "explicit path (root-relative, under a PARA bucket)"),
+            Param("strict_path", "fail instead of suffixing when --path is taken",
+                  type="bool", default=False),
+            Param("event_at", "when the fact happened (date or ISO instant)", metavar="DATE"),
+            Param("importance", "importance 1..10", type="int"),
+            Param("confidence", "confidence 0..1", type="float"),
+            Param("session_id", "provenance: agent session id"),
+            Param("prompt_id", "provenance: prompt id"),
+            Param("turn_uuid", "provenance: turn uuid"),
+        ),
+        errors=(
+            "ERR_INVALID_MEMORY", "ERR_INVALID_PATH", "ERR_WRITE_CONFLICT",
+            "ERR_EMBED_MODEL_MISMATCH", "ERR_REPO_REQUIRED",
+        ),
+        examples=(
+            'memhtml write --title "WAL admits one writer" --type semantic '
+            '--claim "A CLI command and a running server share one index.db."',
+        ),
+    ),
+    Command(
+        "apply",
+        "Apply JSONL ops (write, correct, archive, link) as one atomic commit.",
+        "batch.applied",
+        f"{H}.store:apply",
+        params=(
+            Param("file", "JSONL file, or - for stdin (default -)", default="-"),
+            Param("continue_on_error", "commit the ops that succeed instead of none",
+                  type="bool", default=False),
+        ),
+        errors=("ERR_INVALID_OP", "ERR_WRITE_CONFLICT", "ERR_REPO_REQUIRED"),
+        examples=("memhtml apply --file ops.jsonl",),
+        details=(
+            'One op per line: {"op":"write","title":...,"type":...,"body":...} '
+            '(claim defaults to the body\'s first sentence), {"op":"correct","target_path":...,'
+            '"claim":...}, {"op":"archive","path":...}, {"op":"link","src":...,"rel":...,'
+            '"dst":...}. Every line is validated before any op runs.'
+        ),
+    ),
+    Command(
+        "read",
+        "Read one memory (metas, links, article, warnings); counts as an access.",
+        "memory.detail",
+        f"{H}.store:read",
+        params=(
+            Param("path", "memory path", positional=True, required=True),
+            Param("session_id", "provenance: agent session id"),
+        ),
+        errors=("ERR_PATH_NOT_FOUND", "ERR_INVALID_PATH"),
+    ),
+    Command(
+        "list",
+        "List memories by type, workspace, tag, entity or PARA bucket (cursor paging).",
+        "memory.list",
+        f"{H}.store:list_memories",
+        params=(
+            _TYPES,
+            Param("workspace", "projects/<workspace>/ only"),
+            Param("tag", "carrying this tag"),
+            Param("entity", "mentioning this entity name or type:name (case-folded)"),
+            Param("para", "PARA bucket", choices=PARA_BUCKETS),
+            Param("include_archived", "include archived memories", type="bool", default=False),
+            Param("limit", "page size (1..500)", type="int", default=50),
+            Param("cursor", "continue after this path (from next_cursor)"),
+        ),
+    ),
+    Command(
+        "correct",
+        "Replace a memory: write the new one and archive the old in one commit.",
+        "memory.corrected",
+        f"{H}.store:correct",
+        params=(
+            Param("path", "memory to correct", positional=True, required=True),
+            Param("title", "new title (default: the original's)"),
+            *_WRITE_FIELDS[1:],
+            Param("type", "new type (default: the original's)", choices=MEMORY_TYPES),
+            Param("reason", "why (recorded in the commit message)"),
+            Param("session_id", "provenance: agent session id"),
+        ),
+        errors=("ERR_PATH_NOT_FOUND", "ERR_INVALID_MEMORY", "ERR_DIRTY_TREE",
+                "ERR_WRITE_CONFLICT"),
+    ),
+    Command(
+        "archive",
+        "Move a memory into archive/<YYYY>/<path> (git mv; never a delete).",
+        "memory.archived",
+        f"{H}.store:archive",
+        params=(
+            Param("path", "memory to archive", positional=True, required=True),
+            Param("reason", "why (recorded in the commit message)"),
+        ),
+        errors=("ERR_PATH_NOT_FOUND", "ERR_DIRTY_TREE", "ERR_WRITE_CONFLICT"),
+    ),
+    Command(
+        "link",
+        "Add an authored <link> SRC -REL-> DST to SRC's head. Idempotent.",
+        "memory.linked",
+        f"{H}.store:link",
+        params=(
+            Param("src", "source memory", positional=True, required=True),
+            Param("rel", "relation", positional=True, required=True, choices=EDGE_RELS),
+            Param("dst", "target memory", positional=True, required=True),
+        ),
+        errors=("ERR_PATH_NOT_FOUND", "ERR_INVALID_MEMORY", "ERR_DIRTY_TREE"),
+        examples=("memhtml link areas/a.html caused_by areas/b.html",),
+    ),
+)
+
+
+_SEARCH_TUNING: Final = (
+    Param("weight", "arm weight override arm=value, e.g. recency=0.8 (repeatable)",
+          multiple=True, metavar="ARM=W"),
+    Param("k", "RRF k (default 60, or the repo config's)", type="int"),
+    Param("mmr_lambda", "MMR lambda in [0,1]; 1 = pure relevance order", type="float"),
+)
+
+COMMANDS = COMMANDS + (
+    Command(
+        "search",
+        "Ranked memories for a query: FTS + vector + recency + salience fused by RRF, then MMR.",
+        "memory.hits",
+        f"{H}.query:search",
+        params=(
+            Param("query", "what to look for", positional=True, required=True),
+            Param("limit", "how many hits (1..500)", type="int", default=10),
+            *_SCOPE,
+            Param("facet", "facet filter name=value (repeatable)", multiple=True),
+            Param("explain", "per hit, each arm's rank and contribution", type="bool",
+                  default=False),
+            *_SEARCH_TUNING,
+            Param("embedder", "embedder for the query: local, fake, bedrock, off"),
+        ),
+        errors=("ERR_INVALID_FLAG", "ERR_REPO_REQUIRED"),
+        examples=('memhtml search "one writer many readers" --explain',),
+        details=(
+            "Never bumps salience. When no query vector can be had (embedder off or missing,"
+            " another model's index) the vector arm is dropped and data.degraded is true."
+        ),
+    ),
+    Command(
+        "recall",
+        "A disclosure pack for a query under a character budget (arcs folded separately).",
+        "recall.pack",
+        f"{H}.query:recall",
+        params=(
+            Param("query", "what to recall", positional=True, required=True),
+            Param("budget", "character budget for memory bodies", type="int", default=16000),
+            *_SCOPE,
+            Param("embedder", "embedder for the query: local, fake, bedrock, off"),
+        ),
+        errors=("ERR_INVALID_FLAG", "ERR_REPO_REQUIRED"),
+    ),
+    Command(
+        "reinforce",
+        "Record that memories helped (or not): moves salience through the outcome EWMA.",
+        "memory.reinforced",
+        f"{H}.query:reinforce",
+        params=(
+            Param("paths", "memories that were used", positional=True, required=True,
+                  multiple=True),
+            Param("signal", "outcome", default="neutral",
+                  choices=("positive", "negative", "neutral")),
+        ),
+        errors=("ERR_INVALID_FLAG",),
+    ),
+    Command(
+        "neighbors",
+        "Memories within one or two hops of a memory along authored and derived edges.",
+        "memory.neighbors",
+        f"{H}.query:neighbors",
+        params=(
+            Param("path", "center memory", positional=True, required=True),
+            Param("depth", "hops (1 or 2)", type="int", default=1),
+            Param("rel", "only these memory relations (repeatable)", multiple=True),
+            Param("limit", "at most this many nodes", type="int", default=100),
+        ),
+        errors=("ERR_PATH_NOT_FOUND",),
+    ),
+    Command(
+        "resolve",
+        "What a path became: follow archive moves and supersedes links to the live memory.",
+        "memory.resolved",
+        f"{H}.query:resolve",
+        params=(Param("path", "a path as cited", positional=True, required=True),),
+        errors=("ERR_PATH_NOT_FOUND",),
+    ),
+    Command(
+        "status",
+        "One-screen summary: HEAD, dirty tree, counts by type and bucket, index freshness.",
+        "status.health",
+        f"{H}.index:status",
+    ),
+    Command(
+        "entity activity",
+        "Entities with three clocks: last activity, last event (world), last write.",
+        "entity.activity",
+        f"{H}.index:entity_activity",
+        params=(
+            Param("type", "only this entity type (case-folded)"),
+            Param("limit", "at most this many entities", type="int", default=50),
+            Param("include_archived", "count archived memories too", type="bool", default=False),
+        ),
+    ),
+    Command(
+        "index rebuild",
+        "Delete and reproject every row from the tree; keeps vectors of unchanged chunks.",
+        "index.report",
+        f"{H}.index:rebuild",
+        params=(
+            Param("embed", "embed after reprojecting (default: when an embedder is configured)",
+                  type="bool", default=None),
+            Param("force", "allow --no-embed over vectors, or a model change with --embed",
+                  type="bool", default=False),
+            Param("embedder", "embedder: local, fake, bedrock, off"),
+        ),
+        errors=("ERR_REBUILD_NO_EMBED_REFUSED", "ERR_EMBED_MODEL_MISMATCH", "ERR_GIT"),
+    ),
+    Command(
+        "index update",
+        "Catch the index up: watermark..HEAD, then the working tree's uncommitted edits.",
+        "index.report",
+        f"{H}.index:update",
+        params=(
+            Param("embed", "embed the touched chunks", type="bool", default=True),
+            Param("embedder", "embedder: local, fake, bedrock, off"),
+        ),
+        errors=("ERR_GIT", "ERR_STORAGE"),
+    ),
+    Command(
+        "index embed",
+        "Embed every chunk that lacks a vector of the configured model.",
+        "index.report",
+        f"{H}.index:embed",
+        params=(
+            Param("dry_run", "only count what would be embedded", type="bool", default=False),
+            Param("embedder", "embedder: local, fake, bedrock, off"),
+        ),
+        errors=("ERR_EMBED_MODEL_MISMATCH", "ERR_MODEL_UNAVAILABLE"),
+    ),
+    Command(
+        "index status",
+        "Watermark, HEAD, staleness, row counts and the vector space.",
+        "index.report",
+        f"{H}.index:index_status",
+        params=(Param("embedder", "embedder to compare against: local, fake, bedrock, off"),),
+    ),
+)
+
+
+def command_by_words(words: tuple[str, ...]) -> Command | None:
+    """The command named by `words`, or None."""
+    for cmd in COMMANDS:
+        if cmd.words == words:
+            return cmd
+    return None
+
+
+def groups() -> list[str]:
+    """Command group names (first word of multi-word commands)."""
+    return sorted({c.words[0] for c in COMMANDS if len(c.words) > 1})

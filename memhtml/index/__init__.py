@@ -1,0 +1,1 @@
+"""The SQLite index: two planes, migrations, projection, rebuild/update, retrieval."""

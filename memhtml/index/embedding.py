@@ -1,0 +1,260 @@
+"""The embed pipeline and the vector space's identity.
+
+- `embed_missing` asks vectors only for chunks that have none (or another
+  model's); the write doors scope it to their own paths; `index embed` closes
+  a store-wide gap.
+- The index records which model made its vectors. A write or search under
+  another model is refused (search degrades to the lexical arms); nothing
+  re-embeds silently, and opening a store never touches the vector space.
+- A model failure never fails the pass: the lexical rows have landed, and the
+  report says how many chunks still lack vectors.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from memhtml.contracts.errors import EmbedModelMismatchError, MemhtmlError
+
+if TYPE_CHECKING:
+    from memhtml.embed.base import Embedder
+    from memhtml.embed.matrix import LoadedMatrix
+
+log = logging.getLogger("memhtml.embed")
+EMBED_BATCH: Final = 64
+_SCOPE_CHUNK: Final = 500
+
+
+@dataclass
+class EmbedReport:
+    """What an embed pass did."""
+
+    embedded: int = 0
+    pending: int = 0
+    error: str | None = None
+    model: str | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        """The envelope payload."""
+        return {
+            "embedded": self.embedded,
+            "pending": self.pending,
+            "model": self.model,
+            "error": self.error,
+        }
+
+
+def stored_space(conn: sqlite3.Connection) -> tuple[str | None, int | None, str | None]:
+    """(model id, dim, epoch) recorded in index_state."""
+    row = conn.execute(
+        "SELECT embed_model, embed_dim, vector_epoch FROM index_state WHERE id = 1"
+    ).fetchone()
+    return (row[0], row[1], row[2]) if row else (None, None, None)
+
+
+def space_matches(conn: sqlite3.Connection, embedder: Embedder) -> bool:
+    """True when the index has no vector space yet or it is this embedder's."""
+    model, dim, _ = stored_space(conn)
+    return model is None or (model == embedder.model_id and dim == embedder.dim)
+
+
+def mismatch_error(conn: sqlite3.Connection, embedder: Embedder) -> EmbedModelMismatchError:
+    """The refusal for a vector-space mismatch."""
+    model, dim, _ = stored_space(conn)
+    return EmbedModelMismatchError(
+        f"the index holds vectors of {model}@{dim}; the configured embedder is "
+        f"{embedder.model_id}@{embedder.dim}",
+        suggestions=[
+            f"set MEMHTML_EMBED to the model the index was built with ({model})",
+            "memhtml index rebuild --embed --force  (re-embeds everything with the new model)",
+        ],
+    )
+
+
+def check_space(conn: sqlite3.Connection, embedder: Embedder | None) -> None:
+    """Refuse before any write when the embedder would mix vector spaces."""
+    if embedder is not None and not space_matches(conn, embedder):
+        raise mismatch_error(conn, embedder)
+
+
+def reset_space(conn: sqlite3.Connection, embedder: Embedder | None, root: Path) -> None:
+    """Empty the vector plane and record a new space (the explicit migration)."""
+    from memhtml.embed.matrix import VectorMatrix
+
+    epoch = secrets.token_hex(8)
+    conn.execute("DELETE FROM embeddings")
+    conn.execute(
+        "UPDATE index_state SET embed_model = ?, embed_dim = ?, vector_epoch = ? WHERE id = 1",
+        (
+            embedder.model_id if embedder else None,
+            embedder.dim if embedder else None,
+            epoch if embedder else None,
+        ),
+    )
+    if embedder is not None:
+        VectorMatrix(vectors_dir(root)).reset(epoch, embedder.model_id, embedder.dim)
+
+
+HASH_PREFIX: Final = "sha256:"
+
+
+def matrix_key(content_hash: str) -> str:
+    """A content hash as a matrix row key (the bare hex digest)."""
+    return content_hash.removeprefix(HASH_PREFIX)
+
+
+def content_hash_of_key(key: str) -> str:
+    """A matrix row key back to the content hash spelling used in the index."""
+    return HASH_PREFIX + key
+
+
+def vectors_dir(root: Path) -> Path:
+    """Where the memory-mapped matrix lives."""
+    return root / ".memhtml" / "vectors"
+
+
+def _claim_space(conn: sqlite3.Connection, embedder: Embedder, root: Path) -> str:
+    model, _, epoch = stored_space(conn)
+    if model is None or epoch is None:
+        epoch = secrets.token_hex(8)
+        conn.execute(
+            "UPDATE index_state SET embed_model = ?, embed_dim = ?, vector_epoch = ? WHERE id = 1",
+            (embedder.model_id, embedder.dim, epoch),
+        )
+    return epoch
+
+
+def pending_chunks(
+    conn: sqlite3.Connection, model: str | None, paths: Iterable[str] | None = None
+) -> list[tuple[str, str, str]]:
+    """(chunk_id, content_hash, text) of chunks without a vector of `model`, one row per chunk id."""
+    base = (
+        "SELECT c.chunk_id, c.content_hash, min(c.text) FROM chunks c"
+        " LEFT JOIN embeddings e ON e.chunk_id = c.chunk_id"
+        " WHERE (e.chunk_id IS NULL OR e.model IS NOT ?)"
+    )
+    if paths is None:
+        return list(conn.execute(base + " GROUP BY c.chunk_id ORDER BY c.chunk_id", (model,)))
+    wanted = list(dict.fromkeys(paths))
+    out: dict[str, tuple[str, str, str]] = {}
+    for start in range(0, len(wanted), _SCOPE_CHUNK):
+        part = wanted[start : start + _SCOPE_CHUNK]
+        marks = ",".join("?" for _ in part)
+        for row in conn.execute(
+            base + f" AND c.path IN ({marks}) GROUP BY c.chunk_id", (model, *part)
+        ):
+            out[row[0]] = row
+    return [out[k] for k in sorted(out)]
+
+
+def coverage(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(chunks of active memories with a vector in the stored space, all such chunks)."""
+    model, _, _ = stored_space(conn)
+    row = conn.execute(
+        "SELECT count(DISTINCT c.chunk_id),"
+        " count(DISTINCT CASE WHEN e.model IS ? THEN c.chunk_id END)"
+        " FROM chunks c JOIN files f ON f.path = c.path AND f.archived = 0"
+        " LEFT JOIN embeddings e ON e.chunk_id = c.chunk_id",
+        (model,),
+    ).fetchone()
+    return int(row[1] or 0), int(row[0] or 0)
+
+
+def embed_missing(
+    conn: sqlite3.Connection,
+    embedder: Embedder,
+    root: Path,
+    *,
+    paths: Iterable[str] | None = None,
+    clock: str,
+    progress: bool = False,
+) -> EmbedReport:
+    """Embed the chunks that lack a vector (scoped to `paths` when given)."""
+    from memhtml.domain.vectors import vector_to_blob
+
+    check_space(conn, embedder)
+    report = EmbedReport(model=embedder.model_id)
+    todo = pending_chunks(conn, embedder.model_id, paths)
+    if not todo:
+        return report
+    epoch = _claim_space(conn, embedder, root)
+    bar = None
+    if progress:
+        from memhtml.progress import Progress
+
+        bar = Progress(len(todo), "embedding")
+    try:
+        for start in range(0, len(todo), EMBED_BATCH):
+            batch = todo[start : start + EMBED_BATCH]
+            try:
+                vectors = embedder.embed_documents([text for _, _, text in batch])
+            except MemhtmlError as exc:
+                report.error = f"{exc.code}: {exc.message}"
+                break
+            except Exception as exc:  # a model failure must not fail the pass
+                report.error = f"{type(exc).__name__}: {exc}"
+                break
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(
+                    "DELETE FROM embeddings WHERE chunk_id = ?", [(cid,) for cid, _, _ in batch]
+                )
+                conn.executemany(
+                    "INSERT INTO embeddings (chunk_id, content_hash, model, dim, vector, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (cid, chash, embedder.model_id, embedder.dim, vector_to_blob(vec), clock)
+                        for (cid, chash, _), vec in zip(batch, vectors, strict=True)
+                    ],
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            report.embedded += len(batch)
+            if bar is not None:
+                bar.advance(len(batch))
+    finally:
+        if bar is not None:
+            bar.close()
+    report.pending = len(todo) - report.embedded
+    sync_matrix(conn, root, epoch)
+    return report
+
+
+def sync_matrix(conn: sqlite3.Connection, root: Path, epoch: str | None = None) -> LoadedMatrix | None:
+    """Bring the memory-mapped matrix up to the embeddings table and return it loaded."""
+    from memhtml.domain.vectors import vector_from_blob
+    from memhtml.embed.matrix import VectorMatrix
+
+    model, dim, stored_epoch = stored_space(conn)
+    epoch = epoch or stored_epoch
+    if model is None or dim is None or epoch is None:
+        return None
+    matrix = VectorMatrix(vectors_dir(root))
+    loaded = matrix.load(epoch, model, dim)
+    since = loaded.max_seq if loaded is not None else None
+    if loaded is None:
+        matrix.reset(epoch, model, dim)
+        since = 0
+    max_seq = conn.execute("SELECT coalesce(max(seq), 0) FROM embeddings").fetchone()[0]
+    if since is not None and max_seq > since:
+        import numpy as np
+
+        rows = conn.execute(
+            "SELECT seq, content_hash, vector FROM embeddings WHERE seq > ? AND model = ?"
+            " ORDER BY seq",
+            (since, model),
+        ).fetchall()
+        if rows:
+            keys = [matrix_key(r[1]) for r in rows]
+            vectors = np.stack([vector_from_blob(r[2]) for r in rows]).astype(np.float32)
+            matrix.append(epoch, model, dim, keys, vectors, max_seq=int(max_seq))
+        loaded = matrix.load(epoch, model, dim)
+    return loaded

@@ -1,0 +1,359 @@
+"""Rebuild and incremental update: the git tree in, index rows out.
+
+Rebuild reads HEAD through one `ls-tree -r` and one `cat-file --batch`, then
+overlays the working tree's uncommitted edits. Update diffs the watermark to
+HEAD (committed changes first, renames as UPDATEs) and then re-reads the paths
+the working tree has dirty, plus the ones it had dirty last time. Both call
+the same projection, so their row sets agree.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from memhtml.contracts.paths import is_memory_path
+from memhtml.contracts.vocab import GENERATED_NAMES, PARA_BUCKETS
+from memhtml.html import parse_memory
+from memhtml.index import writer
+from memhtml.index.db import write_transaction
+from memhtml.index.project import Projection, project_file
+from memhtml.store.git import Git, blob_sha
+
+log = logging.getLogger("memhtml.index")
+PREFIXES: Final[tuple[str, ...]] = tuple(f"{b}/" for b in PARA_BUCKETS)
+CAT_BATCH: Final = 4000
+
+
+def indexable(path: str) -> bool:
+    """A tree path the index projects: a memory path that is not a generated listing."""
+    return path.rsplit("/", 1)[-1] not in GENERATED_NAMES and is_memory_path(path)
+
+
+@dataclass
+class IndexReport:
+    """What an index pass did."""
+
+    mode: str
+    head_sha: str | None = None
+    previous_head: str | None = None
+    projected: int = 0
+    deleted: int = 0
+    moved: int = 0
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    touched: list[str] = field(default_factory=list)
+    elapsed_ms: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_data(self) -> dict[str, Any]:
+        """The envelope payload."""
+        return {
+            "mode": self.mode,
+            "head_sha": self.head_sha,
+            "previous_head": self.previous_head,
+            "projected": self.projected,
+            "deleted": self.deleted,
+            "moved": self.moved,
+            "skipped": self.skipped,
+            "elapsed_ms": round(self.elapsed_ms, 1),
+            **self.extra,
+        }
+
+
+@dataclass
+class _Parsed:
+    proj: Projection | None
+    reason: str | None
+
+
+def _project_bytes(path: str, data: bytes, sha: str | None) -> _Parsed:
+    doc = parse_memory(data)
+    if not doc.ok:
+        reasons = "; ".join(f"{v.code}: {v.message}" for v in doc.violations[:3])
+        return _Parsed(None, reasons or "unparseable")
+    return _Parsed(project_file(doc, path, sha), None)
+
+
+class Indexer:
+    """Keeps one index plane in step with one repository."""
+
+    def __init__(self, conn: sqlite3.Connection, git: Git, root: Path, clock: Callable[[], str]):
+        self.conn = conn
+        self.git = git
+        self.root = root
+        self.clock = clock
+        self._left_hashes: set[str] = set()
+
+    # -- state ---------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        """The index_state row."""
+        cur = self.conn.execute("SELECT * FROM index_state WHERE id = 1")
+        names = [d[0] for d in cur.description]
+        row = cur.fetchone()
+        return dict(zip(names, row, strict=True)) if row else {}
+
+    def watermark(self) -> str | None:
+        """The commit the index has caught up to."""
+        row = self.conn.execute("SELECT head_sha, rebuilding FROM index_state WHERE id = 1").fetchone()
+        return None if row is None or row[1] else row[0]
+
+    def _take_left_hashes(self) -> set[str]:
+        taken, self._left_hashes = self._left_hashes, set()
+        return taken
+
+    # -- reading the tree ----------------------------------------------------
+    def _read_worktree(self, paths: Iterable[str]) -> dict[str, bytes | None]:
+        out: dict[str, bytes | None] = {}
+        for path in paths:
+            if not indexable(path):
+                continue
+            target = self.root / path
+            try:
+                out[path] = target.read_bytes() if target.is_file() and not target.is_symlink() else None
+            except OSError:
+                out[path] = None
+        return out
+
+    def _dirty_paths(self) -> set[str]:
+        return {
+            p
+            for entry in self.git.status(PREFIXES)
+            for p in (entry.path, entry.old_path)
+            if p is not None and indexable(p)
+        }
+
+    def _delete(self, path: str) -> None:
+        old = writer.previous_hash(self.conn, path)
+        if old is not None:
+            self._left_hashes.add(old)
+        writer.delete(self.conn, path)
+
+    def _store(self, path: str, data: bytes, sha: str | None, report: IndexReport, now: str) -> None:
+        old = writer.previous_hash(self.conn, path)
+        if old is not None:
+            self._left_hashes.add(old)
+        parsed = _project_bytes(path, data, sha)
+        if parsed.proj is None:
+            self._delete(path)
+            writer.record_skip(self.conn, path, sha, parsed.reason or "unparseable")
+            report.skipped.append({"path": path, "reason": parsed.reason or "unparseable"})
+            return
+        try:
+            self.conn.execute("SAVEPOINT project_one")
+            writer.upsert(self.conn, parsed.proj, now)
+            self.conn.execute("RELEASE project_one")
+        except sqlite3.IntegrityError as exc:
+            self.conn.execute("ROLLBACK TO project_one")
+            self.conn.execute("RELEASE project_one")
+            holder = self.conn.execute(
+                "SELECT path FROM files WHERE content_hash = ? AND archived = 0 AND path <> ?",
+                (parsed.proj.file["content_hash"], path),
+            ).fetchone()
+            reason = f"duplicate content of {holder[0]}" if holder else f"constraint: {exc}"
+            self._delete(path)
+            writer.record_skip(self.conn, path, sha, reason)
+            report.skipped.append({"path": path, "reason": reason})
+            return
+        writer.clear_skip(self.conn, [path])
+        report.projected += 1
+        report.touched.append(path)
+
+    # -- rebuild -------------------------------------------------------------
+    def rebuild(self) -> IndexReport:
+        """Empty the plane and project every memory at HEAD plus the working tree's edits."""
+        started = time.perf_counter()
+        report = IndexReport("rebuild", previous_head=self.watermark())
+        head = self.git.head()
+        report.head_sha = head
+        entries = [e for e in self.git.ls_tree(head, PREFIXES) if indexable(e.path)] if head else []
+        dirty = self._dirty_paths() if head else set()
+        overlay = self._read_worktree(dirty)
+        now = self.clock()
+        conn = self.conn
+        projections: list[Projection] = []
+        seen_hashes: dict[str, str] = {}
+        skips: list[tuple[str, str | None, str]] = []
+
+        def consider(path: str, data: bytes | None, sha: str | None) -> None:
+            if data is None:
+                return
+            parsed = _project_bytes(path, data, sha)
+            if parsed.proj is None:
+                skips.append((path, sha, parsed.reason or "unparseable"))
+                return
+            f = parsed.proj.file
+            if f["archived"] == 0 and f["memory_type"] != "task":
+                holder = seen_hashes.get(f["content_hash"])
+                if holder is not None:
+                    skips.append((path, sha, f"duplicate content of {holder}"))
+                    return
+                seen_hashes[f["content_hash"]] = path
+            projections.append(parsed.proj)
+
+        committed = [e for e in entries if e.path not in overlay]
+        for start in range(0, len(committed), CAT_BATCH):
+            batch = committed[start : start + CAT_BATCH]
+            blobs = self.git.cat_blobs(e.sha for e in batch)
+            for e in batch:
+                consider(e.path, blobs.get(e.sha), e.sha)
+        for path in sorted(overlay):
+            data = overlay[path]
+            consider(path, data, blob_sha(data) if data is not None else None)
+
+        with write_transaction(conn):
+            conn.execute("UPDATE index_state SET rebuilding = 1 WHERE id = 1")
+            triggers = conn.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'files'"
+            ).fetchall()
+            for name, _ in triggers:
+                conn.execute(f"DROP TRIGGER {name}")
+            for table in ("chunks", *writer.CHILD_TABLES):
+                conn.execute(f"DELETE FROM {table}")
+            conn.execute("DELETE FROM edges WHERE derived = 0")
+            conn.execute("DELETE FROM files")
+            conn.execute("DELETE FROM skipped_files")
+            conn.execute("DELETE FROM worktree_overlay")
+            conn.execute("INSERT INTO files_fts(files_fts) VALUES ('delete-all')")
+            writer.bulk_insert(conn, projections, now)
+            conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
+            for _, sql in triggers:
+                conn.execute(sql)
+            for path, sha, reason in skips:
+                writer.record_skip(conn, path, sha, reason)
+            conn.executemany(
+                "INSERT INTO worktree_overlay (path) VALUES (?)", [(p,) for p in sorted(dirty)]
+            )
+            writer.drop_orphan_embeddings(conn)
+            conn.execute(
+                "UPDATE index_state SET head_sha = ?, rebuilt_at = ?, updated_at = ?,"
+                " rebuilding = 0 WHERE id = 1",
+                (head, now, now),
+            )
+        report.projected = len(projections)
+        report.touched = [p.path for p in projections]
+        report.skipped = [{"path": p, "reason": r} for p, _, r in skips]
+        report.elapsed_ms = (time.perf_counter() - started) * 1000
+        return report
+
+    # -- update --------------------------------------------------------------
+    def update(self, *, include_worktree: bool = True) -> IndexReport:
+        """Catch up from the watermark; no watermark (or a half-done rebuild) is a rebuild."""
+        watermark = self.watermark()
+        head = self.git.head()
+        if watermark is None or (watermark != head and self.git.resolve_commit(watermark) is None):
+            return self.rebuild()
+        started = time.perf_counter()
+        report = IndexReport("update", head_sha=head, previous_head=watermark)
+        now = self.clock()
+        conn = self.conn
+        diff = self.git.diff(watermark, head, PREFIXES) if head and head != watermark else []
+        names = [f"{head}:{d.path}" for d in diff if d.status != "D" and indexable(d.path)]
+        blobs = self._cat_by_name(names)
+        previous_overlay = {r[0] for r in conn.execute("SELECT path FROM worktree_overlay")}
+        dirty = self._dirty_paths() if include_worktree else set()
+        with write_transaction(conn):
+            for d in diff:
+                if d.status == "R" and d.old_path is not None:
+                    if indexable(d.old_path) and indexable(d.path):
+                        if writer.move(conn, d.old_path, d.path):
+                            report.moved += 1
+                    elif indexable(d.old_path):
+                        self._delete(d.old_path)
+                        report.deleted += 1
+                    writer.clear_skip(conn, [d.old_path])
+                if not indexable(d.path):
+                    continue
+                if d.status == "D":
+                    self._delete(d.path)
+                    report.deleted += 1
+                    continue
+                got = blobs.get(f"{head}:{d.path}")
+                if got is None:
+                    self._delete(d.path)
+                    continue
+                sha, data = got
+                self._store(d.path, data, sha, report, now)
+            if include_worktree:
+                for path, data in self._read_worktree(previous_overlay | dirty).items():
+                    if data is None:
+                        if conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone():
+                            report.deleted += 1
+                        self._delete(path)
+                    else:
+                        self._store(path, data, blob_sha(data), report, now)
+                conn.execute("DELETE FROM worktree_overlay")
+                conn.executemany(
+                    "INSERT INTO worktree_overlay (path) VALUES (?)", [(p,) for p in sorted(dirty)]
+                )
+            writer.drop_orphan_embeddings(conn, self._take_left_hashes())
+            conn.execute(
+                "UPDATE index_state SET head_sha = ?, updated_at = ? WHERE id = 1", (head, now)
+            )
+        report.elapsed_ms = (time.perf_counter() - started) * 1000
+        return report
+
+    def _cat_by_name(self, names: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+        """`<commit>:<path>` names to (blob sha, bytes), one subprocess per batch."""
+        out: dict[str, tuple[str, bytes]] = {}
+        for start in range(0, len(names), CAT_BATCH):
+            batch = list(names[start : start + CAT_BATCH])
+            if not batch:
+                continue
+            raw = self.git.run("cat-file", "--batch", stdin=("\n".join(batch) + "\n").encode())
+            pos = 0
+            for name in batch:
+                nl = raw.index(b"\n", pos)
+                header = raw[pos:nl].decode("utf-8", "replace")
+                pos = nl + 1
+                parts = header.split(" ")
+                if len(parts) != 3 or parts[1] != "blob":
+                    continue
+                size = int(parts[2])
+                out[name] = (parts[0], raw[pos : pos + size])
+                pos += size + 1
+        return out
+
+    # -- the write doors' fast path -------------------------------------------
+    def apply_commit(
+        self,
+        parent: str | None,
+        new_head: str,
+        changes: Sequence[tuple[str, bytes | None, str | None]],
+    ) -> IndexReport:
+        """Index exactly the paths a write door committed: (path, bytes or None, moved_from).
+
+        When the index was not at `parent`, other commits landed meanwhile and a
+        full update runs instead, which covers these paths too.
+        """
+        if self.watermark() != parent or parent is None:
+            return self.update(include_worktree=False)
+        started = time.perf_counter()
+        report = IndexReport("update", head_sha=new_head, previous_head=parent)
+        now = self.clock()
+        conn = self.conn
+        with write_transaction(conn):
+            for path, data, moved_from in changes:
+                if moved_from is not None and indexable(moved_from):
+                    if writer.move(conn, moved_from, path):
+                        report.moved += 1
+                    writer.clear_skip(conn, [moved_from])
+                    conn.execute("DELETE FROM worktree_overlay WHERE path = ?", (moved_from,))
+                if not indexable(path):
+                    continue
+                conn.execute("DELETE FROM worktree_overlay WHERE path = ?", (path,))
+                if data is None:
+                    self._delete(path)
+                    report.deleted += 1
+                else:
+                    self._store(path, data, blob_sha(data), report, now)
+            writer.drop_orphan_embeddings(conn, self._take_left_hashes())
+            conn.execute(
+                "UPDATE index_state SET head_sha = ?, updated_at = ? WHERE id = 1", (new_head, now)
+            )
+        report.elapsed_ms = (time.perf_counter() - started) * 1000
+        return report

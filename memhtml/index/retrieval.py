@@ -1,0 +1,335 @@
+"""Four-arm retrieval fused by weighted RRF in one SQL statement, then MMR.
+
+Arms: `fts` (BM25 over fts_text), `vector` (exact cosine over every chunk
+vector, best chunk per memory), `recency` (coalesce(event_at, updated_at))
+and `salience` (the access plane's EWMA). The vector arm's candidates are
+computed by a numpy scan over the memory-mapped matrix and passed into the
+statement as JSON, because a per-row Python SQL function is ~300x slower.
+
+Recency and salience rank the candidate pool that fts and vector produced,
+not the whole corpus: as tie-breakers between relevant memories they help
+(a newer fact beats its stale predecessor), while ranked over the corpus they
+would inject the newest or most-read memories into every answer whatever the
+query. docs/design.md records the measurement behind this choice.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from memhtml.contracts.errors import InvalidFlagError
+from memhtml.contracts.vocab import ARMS, DEFAULT_RRF_K, DEFAULT_WEIGHTS, PEOPLE_DIR
+from memhtml.domain.salience import salience_sql
+from memhtml.index.scope import Scope
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from memhtml.embed.matrix import LoadedMatrix
+
+ARM_LIMIT: Final = 40
+POOL_FACTOR: Final = 3
+VECTOR_OVERSAMPLE: Final = 4
+DEFAULT_LIMIT: Final = 10
+MAX_LIMIT: Final = 500
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+# Words that match nearly every memory: they cost time in BM25 and add no rank.
+STOPWORDS: Final = frozenset(
+    """a an and are as at be been but by can could did do does for from had has have he her
+    his how i if in into is it its me my no not of on or our she so than that the their them
+    then there these they this to us was we were what when where which who why will with would
+    you your""".split()
+)
+
+
+def fts_query(text: str) -> str | None:
+    """A safe FTS5 MATCH expression: the query's distinct word tokens OR-ed, stopwords dropped."""
+    tokens = list(dict.fromkeys(t.lower() for t in _TOKEN.findall(text)))
+    content = [t for t in tokens if t not in STOPWORDS]
+    chosen = content or tokens
+    if not chosen:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in chosen)
+
+
+def resolve_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
+    """Default weights overridden per arm; unknown arms and negative weights refused."""
+    merged = dict(DEFAULT_WEIGHTS)
+    for arm, w in (weights or {}).items():
+        if arm not in ARMS:
+            raise InvalidFlagError(f"unknown arm {arm!r}; arms are {', '.join(ARMS)}")
+        if w < 0:
+            raise InvalidFlagError(f"weight of {arm} must be >= 0")
+        merged[arm] = float(w)
+    return merged
+
+
+@dataclass
+class Hit:
+    """One ranked memory."""
+
+    path: str
+    title: str
+    gist: str
+    memory_type: str
+    score: float
+    confidence: float | None = None
+    updated_at: str | None = None
+    event_at: str | None = None
+    snippet: str = ""
+    superseded_by: str | None = None
+    content_hash: str = ""
+    arms: dict[str, dict[str, float | int]] | None = None
+    entities: list[str] = field(default_factory=list)
+
+    def to_data(self) -> dict[str, Any]:
+        """The envelope payload."""
+        out: dict[str, Any] = {
+            "path": self.path,
+            "title": self.title,
+            "gist": self.gist,
+            "memory_type": self.memory_type,
+            "score": round(self.score, 8),
+            "confidence": self.confidence,
+            "updated_at": self.updated_at,
+            "event_at": self.event_at,
+            "snippet": self.snippet,
+            "entities": self.entities,
+            "superseded_by": self.superseded_by,
+        }
+        if self.arms is not None:
+            out["arms"] = self.arms
+        return out
+
+
+@dataclass
+class SearchResult:
+    """Hits plus how they were produced."""
+
+    query: str
+    hits: list[Hit]
+    degraded: bool
+    degraded_reason: str | None
+    arms: list[str]
+    weights: dict[str, float]
+    k: int
+    mmr_lambda: float | None
+    vector_coverage: float | None = None
+    index_fresh: bool = True
+
+    def to_data(self) -> dict[str, Any]:
+        """The envelope payload."""
+        return {
+            "query": self.query,
+            "hits": [h.to_data() for h in self.hits],
+            "degraded": self.degraded,
+            "degraded_reason": self.degraded_reason,
+            "arms": self.arms,
+            "weights": self.weights,
+            "k": self.k,
+            "mmr_lambda": self.mmr_lambda,
+            "vector_coverage": self.vector_coverage,
+            "index_fresh": self.index_fresh,
+        }
+
+
+def vector_candidates(
+    conn: sqlite3.Connection,
+    matrix: LoadedMatrix,
+    query_vector: npt.NDArray[Any],
+    scope: Scope,
+    want: int,
+) -> list[tuple[str, float]]:
+    """(content_hash, best chunk cosine) for the top memories, best first, scope-aware."""
+    import numpy as np
+
+    from memhtml.domain.vectors import cosine_similarities
+    from memhtml.index.embedding import content_hash_of_key, matrix_key
+
+    rows = matrix.rows
+    if rows == 0:
+        return []
+    sims = cosine_similarities(matrix.vectors[:rows], query_vector)
+    keys = matrix.keys[:rows]
+    if not scope.is_default:
+        where, params = scope.sql("f")
+        allowed = [
+            matrix_key(r[0]).encode("ascii")
+            for r in conn.execute(f"SELECT DISTINCT f.content_hash FROM files f WHERE {where}", params)
+        ]
+        mask = np.isin(keys, np.array(allowed, dtype=keys.dtype)) if allowed else np.zeros(rows, bool)
+        sims = np.where(mask, sims, -np.inf)
+    take = min(rows, max(want * VECTOR_OVERSAMPLE, want))
+    top = np.argpartition(-sims, take - 1)[:take] if take < rows else np.arange(rows)
+    top = top[np.argsort(-sims[top], kind="stable")]
+    best: dict[str, float] = {}
+    for i in top:
+        s = float(sims[i])
+        if s == -np.inf:
+            break
+        key = content_hash_of_key(matrix.key(int(i)))
+        if key not in best:
+            best[key] = s
+            if len(best) >= want * VECTOR_OVERSAMPLE:
+                break
+    return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _fused_statement(
+    scope: Scope, use_fts: bool, use_vector: bool, use_rec: bool, use_sal: bool
+) -> tuple[str, dict[str, Any], list[str]]:
+    where, params = scope.sql("f")
+    ctes: list[str] = []
+    unions: list[str] = []
+    cand_parts: list[str] = []
+    if use_fts:
+        ctes.append(
+            "fts_arm AS (SELECT f.path AS path,"
+            " row_number() OVER (ORDER BY files_fts.rank, f.path) AS rnk"
+            " FROM files_fts JOIN files f ON f.id = files_fts.rowid"
+            f" WHERE files_fts MATCH :fts_q AND {where}"
+            " ORDER BY files_fts.rank, f.path LIMIT :arm_limit)"
+        )
+        cand_parts.append("SELECT path FROM fts_arm")
+        unions.append(
+            "SELECT path, memhtml_rrf(:w_fts, :k, rnk) AS c, rnk AS fr, NULL AS vr,"
+            " NULL AS rr, NULL AS sr FROM fts_arm"
+        )
+    if use_vector:
+        ctes.append(
+            "vec_arm AS (SELECT path, row_number() OVER (ORDER BY sim DESC, path) AS rnk FROM"
+            " (SELECT f.path AS path, max(CAST(json_extract(j.value, '$[1]') AS REAL)) AS sim"
+            " FROM json_each(:vec) j JOIN files f"
+            " ON f.content_hash = json_extract(j.value, '$[0]')"
+            f" WHERE {where} GROUP BY f.path)"
+            " ORDER BY sim DESC, path LIMIT :arm_limit)"
+        )
+        cand_parts.append("SELECT path FROM vec_arm")
+        unions.append(
+            "SELECT path, memhtml_rrf(:w_vector, :k, rnk), NULL, rnk, NULL, NULL FROM vec_arm"
+        )
+    names: list[str] = []
+    if not cand_parts:
+        return "", {}, names
+    ctes.append("cand AS (" + " UNION ".join(cand_parts) + ")")
+    if use_rec:
+        ctes.append(
+            "rec_arm AS (SELECT f.path AS path, row_number() OVER"
+            " (ORDER BY coalesce(f.event_at, f.updated_at) DESC, f.path) AS rnk"
+            " FROM cand JOIN files f ON f.path = cand.path"
+            " ORDER BY coalesce(f.event_at, f.updated_at) DESC, f.path LIMIT :arm_limit)"
+        )
+        unions.append(
+            "SELECT path, memhtml_rrf(:w_recency, :k, rnk), NULL, NULL, rnk, NULL FROM rec_arm"
+        )
+    if use_sal:
+        sal = salience_sql(
+            "(julianday(:now) - julianday(a.last_accessed_at)) * 24.0",
+            "a.access_count",
+            "a.outcome_score",
+        )
+        ctes.append(
+            f"sal_arm AS (SELECT f.path AS path, row_number() OVER (ORDER BY {sal} DESC, f.path)"
+            " AS rnk FROM cand JOIN files f ON f.path = cand.path"
+            " LEFT JOIN state.access a ON a.path = f.path"
+            " WHERE a.path IS NOT NULL AND f.memory_type <> 'task'"
+            f" AND f.origin_path NOT LIKE '{PEOPLE_DIR}/%'"
+            f" ORDER BY {sal} DESC, f.path LIMIT :arm_limit)"
+        )
+        unions.append(
+            "SELECT path, memhtml_rrf(:w_salience, :k, rnk), NULL, NULL, NULL, rnk FROM sal_arm"
+        )
+    sql = (
+        "WITH " + ", ".join(ctes) + ", fused AS (SELECT path, sum(c) AS score, max(fr) AS fr,"
+        " max(vr) AS vr, max(rr) AS rr, max(sr) AS sr FROM (" + " UNION ALL ".join(unions) + ")"
+        " GROUP BY path)"
+        " SELECT f.path, f.title, f.gist, f.memory_type, fused.score, f.confidence, f.updated_at,"
+        " f.event_at, f.superseded_by, f.content_hash, f.body_text, fused.fr, fused.vr, fused.rr,"
+        " fused.sr FROM fused JOIN files f ON f.path = fused.path"
+        " ORDER BY fused.score DESC, f.path LIMIT :pool"
+    )
+    names = [a for a, on in zip(ARMS, (use_fts, use_vector, use_rec, use_sal), strict=True) if on]
+    return sql, params, names
+
+
+def _snippet(body: str, terms: Sequence[str], width: int = 160) -> str:
+    lowered = body.lower()
+    for term in terms:
+        i = lowered.find(term)
+        if i >= 0:
+            start = max(0, i - width // 3)
+            text = body[start : start + width].strip()
+            return ("…" if start > 0 else "") + text + ("…" if start + width < len(body) else "")
+    return body[:width] + ("…" if len(body) > width else "")
+
+
+def fused_rows(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    scope: Scope,
+    weights: Mapping[str, float],
+    k: int,
+    vector: list[tuple[str, float]] | None,
+    now: str,
+    pool: int,
+    arm_limit: int = ARM_LIMIT,
+) -> tuple[list[tuple[Any, ...]], list[str]]:
+    """Run the one fused statement; rows and the arms that ran."""
+    match = fts_query(query)
+    use_fts = match is not None and weights.get("fts", 0) > 0
+    use_vec = vector is not None and weights.get("vector", 0) > 0
+    sql, where_params, arms = _fused_statement(
+        scope, use_fts, use_vec, weights.get("recency", 0) > 0, weights.get("salience", 0) > 0
+    )
+    if not sql:
+        return [], []
+    # Named and positional parameters cannot mix: inline the scope parameters by name.
+    named: dict[str, Any] = {
+        "fts_q": match, "arm_limit": arm_limit, "k": k, "pool": pool, "now": now,
+        "vec": json.dumps(vector or []),
+        "w_fts": weights.get("fts", 0.0), "w_vector": weights.get("vector", 0.0),
+        "w_recency": weights.get("recency", 0.0), "w_salience": weights.get("salience", 0.0),
+    }
+    named.update(where_params)
+    return conn.execute(sql, named).fetchall(), arms
+
+
+def rows_to_hits(
+    rows: Sequence[tuple[Any, ...]],
+    query: str,
+    weights: Mapping[str, float],
+    k: int,
+    explain: bool,
+) -> list[Hit]:
+    """Hits (with per-arm ranks and contributions when explained)."""
+    from memhtml.domain.rrf import rrf_contribution
+
+    terms = [t.lower() for t in _TOKEN.findall(query) if t.lower() not in STOPWORDS]
+    hits: list[Hit] = []
+    for row in rows:
+        (path, title, gist, mtype, score, conf, updated, event, sup, chash, body,
+         fr, vr, rr, sr) = row
+        arms = None
+        if explain:
+            arms = {}
+            for arm, rank in zip(ARMS, (fr, vr, rr, sr), strict=True):
+                if rank is not None:
+                    arms[arm] = {
+                        "rank": int(rank),
+                        "weight": weights[arm],
+                        "contribution": rrf_contribution(int(rank), weights[arm], k),
+                    }
+        hits.append(
+            Hit(
+                path=path, title=title, gist=gist, memory_type=mtype, score=float(score),
+                confidence=conf, updated_at=updated, event_at=event,
+                snippet=_snippet(body, terms), superseded_by=sup, content_hash=chash, arms=arms,
+            )
+        )
+    return hits

@@ -1,0 +1,146 @@
+"""Writing projections into the index plane.
+
+Four narrow rules, each avoiding a specific loss:
+- files is upserted on path, so an in-place rewrite keeps the row (and with
+  it the chunks whose vectors we already paid for);
+- chunk deletion is narrowed to `content_hash <> ?`, so a metadata-only edit
+  re-embeds nothing;
+- authored edges are cleared by src_path only, since an inbound edge is
+  another file's assertion;
+- one column list (FILE_COLUMNS) spells the insert, its placeholders and the
+  upsert's assignments.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+from memhtml.index.project import FILE_COLUMNS, Projection
+
+_COLS: Final = ", ".join(FILE_COLUMNS)
+_MARKS: Final = ", ".join("?" for _ in FILE_COLUMNS)
+_ASSIGN: Final = ", ".join(f"{c} = excluded.{c}" for c in FILE_COLUMNS if c != "path")
+UPSERT_FILE: Final = (
+    f"INSERT INTO files ({_COLS}) VALUES ({_MARKS}) ON CONFLICT(path) DO UPDATE SET {_ASSIGN}"
+)
+INSERT_FILE: Final = f"INSERT INTO files ({_COLS}) VALUES ({_MARKS})"
+CHILD_TABLES: Final[tuple[str, ...]] = (
+    "file_tags",
+    "file_entities",
+    "file_aliases",
+    "file_facets",
+    "file_citations",
+)
+
+
+def file_values(proj: Projection, indexed_at: str) -> tuple[object, ...]:
+    """The files row in FILE_COLUMNS order."""
+    row = dict(proj.file, indexed_at=indexed_at)
+    return tuple(row[c] for c in FILE_COLUMNS)
+
+
+def _insert_children(conn: sqlite3.Connection, projs: Sequence[Projection], created: str) -> None:
+    conn.executemany(
+        "INSERT INTO file_tags (path, tag) VALUES (?, ?)",
+        [(p.path, t) for p in projs for t in p.tags],
+    )
+    conn.executemany(
+        "INSERT INTO file_entities (path, entity_type, entity_name, source) VALUES (?, ?, ?, ?)",
+        [(p.path, t, n, s) for p in projs for (t, n, s) in p.entities],
+    )
+    conn.executemany(
+        "INSERT INTO file_aliases (path, alias) VALUES (?, ?)",
+        [(p.path, a) for p in projs for a in p.aliases],
+    )
+    conn.executemany(
+        "INSERT INTO file_facets (path, ordinal, name, value, numeric_value) VALUES (?, ?, ?, ?, ?)",
+        [(p.path, *f) for p in projs for f in p.facets],
+    )
+    conn.executemany(
+        "INSERT INTO file_citations (path, ordinal, text, url) VALUES (?, ?, ?, ?)",
+        [(p.path, *c) for p in projs for c in p.citations],
+    )
+    conn.executemany(
+        "INSERT OR IGNORE INTO edges (src_path, dst_path, rel, edge_class, derived, provenance,"
+        " created_at) VALUES (?, ?, ?, ?, 0, 'authored', ?)",
+        [(p.path, d, r, c, p.file["created_at"] or created) for p in projs for (d, r, c) in p.edges],
+    )
+    conn.executemany(
+        "INSERT OR IGNORE INTO chunks (path, ordinal, content_hash, chunk_id, text)"
+        " VALUES (?, ?, ?, ?, ?)",
+        [(p.path, o, p.file["content_hash"], cid, text) for p in projs for (o, cid, text) in p.chunks],
+    )
+
+
+def previous_hash(conn: sqlite3.Connection, path: str) -> str | None:
+    """The content hash the index holds for `path`, if any."""
+    row = conn.execute("SELECT content_hash FROM files WHERE path = ?", (path,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def upsert(conn: sqlite3.Connection, proj: Projection, indexed_at: str) -> None:
+    """Write one file's rows in place (raises sqlite3.IntegrityError on duplicate content)."""
+    path = proj.path
+    conn.execute(UPSERT_FILE, file_values(proj, indexed_at))
+    for table in CHILD_TABLES:
+        conn.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
+    conn.execute("DELETE FROM edges WHERE src_path = ? AND derived = 0", (path,))
+    conn.execute(
+        "DELETE FROM chunks WHERE path = ? AND content_hash <> ?", (path, proj.file["content_hash"])
+    )
+    _insert_children(conn, [proj], indexed_at)
+
+
+def bulk_insert(conn: sqlite3.Connection, projs: Sequence[Projection], indexed_at: str) -> None:
+    """Insert many files into emptied tables (rebuild)."""
+    conn.executemany(INSERT_FILE, [file_values(p, indexed_at) for p in projs])
+    _insert_children(conn, projs, indexed_at)
+
+
+def delete(conn: sqlite3.Connection, path: str) -> None:
+    """Remove a file's rows (children cascade) and the edges it authored."""
+    conn.execute("DELETE FROM files WHERE path = ?", (path,))
+    conn.execute("DELETE FROM edges WHERE src_path = ? AND derived = 0", (path,))
+    conn.execute("DELETE FROM skipped_files WHERE path = ?", (path,))
+
+
+def move(conn: sqlite3.Connection, old: str, new: str) -> bool:
+    """Rename a file's rows in place (an UPDATE; children follow by cascade). False if absent."""
+    conn.execute("DELETE FROM files WHERE path = ?", (new,))
+    conn.execute("DELETE FROM edges WHERE src_path = ? AND derived = 0", (new,))
+    cur = conn.execute("UPDATE files SET path = ? WHERE path = ?", (new, old))
+    if cur.rowcount == 0:
+        return False
+    conn.execute("UPDATE edges SET src_path = ? WHERE src_path = ?", (new, old))
+    # Derived edges are the index's own assertions: they follow the file.
+    conn.execute("UPDATE edges SET dst_path = ? WHERE dst_path = ? AND derived = 1", (new, old))
+    return True
+
+
+def record_skip(conn: sqlite3.Connection, path: str, blob: str | None, reason: str) -> None:
+    """Remember a file the projection could not index (doctor reports it)."""
+    conn.execute(
+        "INSERT INTO skipped_files (path, blob_sha, reason) VALUES (?, ?, ?)"
+        " ON CONFLICT(path) DO UPDATE SET blob_sha = excluded.blob_sha, reason = excluded.reason",
+        (path, blob, reason),
+    )
+
+
+def clear_skip(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
+    """Forget skips for paths that now index (or vanished)."""
+    conn.executemany("DELETE FROM skipped_files WHERE path = ?", [(p,) for p in paths])
+
+
+def drop_orphan_embeddings(conn: sqlite3.Connection, hashes: Iterable[str] | None = None) -> int:
+    """Delete vectors no chunk refers to any more; scoped to `hashes` when given."""
+    orphan = "NOT EXISTS (SELECT 1 FROM chunks c WHERE c.chunk_id = embeddings.chunk_id)"
+    if hashes is None:
+        return conn.execute(f"DELETE FROM embeddings WHERE {orphan}").rowcount
+    removed = 0
+    for h in set(hashes):
+        removed += conn.execute(
+            f"DELETE FROM embeddings WHERE content_hash = ? AND {orphan}", (h,)
+        ).rowcount
+    return removed

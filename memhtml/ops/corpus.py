@@ -1,0 +1,447 @@
+"""The Corpus facade: one object per memory root that every entry point calls.
+
+It owns the wiring (git, the repository lock, the index connection, the
+embedder) and the write-door sequence: lock -> catch the index up -> refuse a
+vector-space mismatch -> plan the whole batch against a tree view -> write the
+files -> one commit -> index exactly the touched paths -> embed them.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memhtml.contracts.errors import (
+    MemhtmlError,
+    ModelUnavailableError,
+    RepoRequiredError,
+)
+from memhtml.contracts.ops import ArchiveOp, CorrectOp, LinkOp, WriteOp, parse_op
+from memhtml.ops.config import Clock, embedder_name, make_clock, resolve_root
+from memhtml.store.git import Git, commit_subject
+from memhtml.store.lock import RepoLock
+
+if TYPE_CHECKING:
+    from memhtml.embed.base import Embedder
+    from memhtml.embed.matrix import LoadedMatrix
+    from memhtml.index.indexer import Indexer, IndexReport
+    from memhtml.index.retrieval import SearchResult
+    from memhtml.ops.indexing import IndexFacade
+
+log = logging.getLogger("memhtml")
+AnyOp = WriteOp | CorrectOp | ArchiveOp | LinkOp
+_OP_VERB = {"write": "write", "correct": "correct", "archive": "archive", "link": "link"}
+
+
+@dataclass
+class BatchOutcome:
+    """Per-op results, the commit, and what indexing and embedding did."""
+
+    results: list[dict[str, Any]]
+    commit_sha: str | None
+    aborted: bool = False
+    failure: MemhtmlError | None = None
+    index: dict[str, Any] = field(default_factory=dict)
+    vectors: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, int]:
+        """Counts by outcome."""
+        return {
+            "total": len(self.results),
+            "written": sum(1 for r in self.results if r["ok"] and not r.get("skipped")
+                           and not r.get("deduped")),
+            "deduped": sum(1 for r in self.results if r.get("deduped")),
+            "failed": sum(1 for r in self.results if not r["ok"] and not r.get("skipped")),
+            "skipped": sum(1 for r in self.results if r.get("skipped")),
+        }
+
+    def to_data(self) -> dict[str, Any]:
+        """The envelope payload (`batch.applied`)."""
+        return {
+            "results": self.results,
+            "summary": self.summary(),
+            "commit_sha": self.commit_sha,
+            "aborted": self.aborted,
+            "index": self.index,
+            "vectors": self.vectors,
+        }
+
+
+def _op_name(op: AnyOp) -> str:
+    return op.op
+
+
+def _commit_message(ops: Sequence[AnyOp], results: Sequence[dict[str, Any]]) -> str:
+    done = [(op, r) for op, r in zip(ops, results, strict=True) if r["ok"] and r.get("changed")]
+    if len(done) == 1:
+        op, r = done[0]
+        if isinstance(op, WriteOp):
+            subject = commit_subject("write", op.title)
+        elif isinstance(op, CorrectOp):
+            subject = commit_subject("correct", f"{r['target_path']} -> {r['path']}")
+        elif isinstance(op, ArchiveOp):
+            reason = f" — {op.reason}" if op.reason else ""
+            subject = commit_subject("archive", f"{r['path']}{reason}")
+        else:
+            subject = commit_subject("link", f"{r['src_path']} {r['rel']} {r['dst_path']}")
+    else:
+        counts: dict[str, int] = {}
+        for op, _ in done:
+            counts[_op_name(op)] = counts.get(_op_name(op), 0) + 1
+        parts = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        subject = commit_subject("apply", f"{len(done)} ops ({parts})")
+    lines = [subject, ""]
+    for op, r in done[:200]:
+        lines.append(f"{_op_name(op)} {r.get('path') or r.get('src_path')}")
+    if len(done) > 200:
+        lines.append(f"... and {len(done) - 200} more")
+    lines += ["", f"Memhtml-Op: {'apply' if len(done) > 1 else _op_name(done[0][0])}"]
+    return "\n".join(lines) + "\n"
+
+
+class Corpus:
+    """A memory root: its git tree, its index, its embedder."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        embedder: str | None = None,
+        now: str | None = None,
+        require_repo: bool = True,
+    ) -> None:
+        self.root = root
+        self.embedder_name = embedder_name(embedder)
+        self.clock: Clock = make_clock(now)
+        self.git = Git(root)
+        self.lock = RepoLock(root / ".git" / "memhtml.lock")
+        if require_repo:
+            self.require_repo()
+        self._conn: sqlite3.Connection | None = None
+        self._embedder_error: MemhtmlError | None = None
+        self._matrix: tuple[str, LoadedMatrix | None] | None = None
+
+    # -- wiring ----------------------------------------------------------------
+    def require_repo(self) -> None:
+        """Raise RepoRequiredError unless the root is a git work tree."""
+        if not (self.root / ".git").exists():
+            raise RepoRequiredError(
+                f"no memhtml repository at {self.root}",
+                suggestions=[f"memhtml init --repo {self.root}", "set MEMHTML_ROOT"],
+            )
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The index connection (state attached), opened and migrated on first use."""
+        if self._conn is None:
+            from memhtml.index.db import connect
+
+            state_dir = self.root / ".memhtml"
+            self._conn = connect(state_dir / "index.db", state_dir / "state.db")
+        return self._conn
+
+    @cached_property
+    def indexer(self) -> Indexer:
+        """The indexer over this root."""
+        from memhtml.index.indexer import Indexer
+
+        return Indexer(self.conn, self.git, self.root, self.clock)
+
+    @cached_property
+    def index(self) -> IndexFacade:
+        """rebuild(), update(), embed(), status()."""
+        from memhtml.ops.indexing import IndexFacade
+
+        return IndexFacade(self)
+
+    @cached_property
+    def _embedder(self) -> Embedder | None:
+        from memhtml.embed.registry import get_embedder
+
+        try:
+            return get_embedder(self.embedder_name)
+        except ModelUnavailableError as exc:
+            self._embedder_error = exc
+            log.warning("embedder unavailable: %s", exc.message)
+            return None
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The configured embedder, or None when off or unavailable (see embedder_error)."""
+        return self._embedder
+
+    @property
+    def embedder_error(self) -> MemhtmlError | None:
+        """Why the configured embedder is not available, if it is not."""
+        _ = self._embedder
+        return self._embedder_error
+
+    def vector_matrix(self) -> LoadedMatrix | None:
+        """The memory-mapped vector matrix, synced to the embeddings table, cached per process."""
+        from memhtml.index.embedding import stored_space, sync_matrix
+
+        _, _, epoch = stored_space(self.conn)
+        if epoch is None:
+            return None
+        max_seq = self.conn.execute("SELECT coalesce(max(seq), 0) FROM embeddings").fetchone()[0]
+        if self._matrix is not None and self._matrix[0] == epoch:
+            cached = self._matrix[1]
+            if cached is not None and cached.max_seq >= max_seq:
+                return cached
+        loaded = sync_matrix(self.conn, self.root, epoch)
+        self._matrix = (epoch, loaded)
+        return loaded
+
+    def close(self) -> None:
+        """Close the index connection."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> Corpus:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- index sync --------------------------------------------------------------
+    def sync(self) -> IndexReport | None:
+        """Catch the index up with HEAD when commits landed behind its back."""
+        watermark = self.indexer.watermark()
+        if watermark is None or watermark != self.git.head_fast():
+            return self.indexer.update(include_worktree=False)
+        return None
+
+    def catch_up(self) -> bool:
+        """Before a read: bring the index up to HEAD if commits landed behind its back.
+
+        Takes the repository lock briefly; when a writer holds it, that writer
+        is about to index anyway, so the read proceeds on what is there.
+        Returns True when the index is at HEAD afterwards.
+        """
+        from memhtml.contracts.errors import WriteConflictError
+
+        head = self.git.head_fast()
+        if head is not None and self.indexer.watermark() == head:
+            return True
+        try:
+            with self.lock.hold(timeout=0.5):
+                self.sync()
+        except WriteConflictError:
+            return False
+        return True
+
+    # -- the write doors ---------------------------------------------------------
+    def run_ops(
+        self, ops: Sequence[AnyOp], *, continue_on_error: bool = False, embed: bool = True
+    ) -> BatchOutcome:
+        """Plan every op, then commit the batch once (atomically unless continue_on_error)."""
+        from memhtml.index.embedding import check_space
+        from memhtml.ops.tree import TreeView
+        from memhtml.ops.writes import Planner
+        from memhtml.store.files import apply_changes
+
+        embedder = self.embedder if embed else None
+        with self.lock.hold():
+            self.sync()
+            check_space(self.conn, embedder)
+            now = self.clock()
+            view = TreeView(self.root)
+            dirty_cache: dict[str, set[str]] = {}
+
+            def is_dirty(path: str) -> bool:
+                if "paths" not in dirty_cache:
+                    dirty_cache["paths"] = {
+                        p for e in self.git.status(("projects/", "areas/", "resources/", "archive/"))
+                        for p in (e.path, e.old_path) if p
+                    }
+                return path in dirty_cache["paths"]
+
+            planner = Planner(
+                view=view, now=now, year=int(now[:4]),
+                active_path_for_hash=self._active_path_for_hash, is_dirty=is_dirty,
+            )
+            results: list[dict[str, Any]] = []
+            failure: MemhtmlError | None = None
+            for i, op in enumerate(ops):
+                if failure is not None and not continue_on_error:
+                    results.append({"index": i, "op": op.op, "ok": False, "skipped": True})
+                    continue
+                try:
+                    payload = self._plan(planner, op)
+                except MemhtmlError as exc:
+                    results.append({
+                        "index": i, "op": op.op, "ok": False, "skipped": False,
+                        "code": exc.code, "error": exc.message, **({"details": exc.details}
+                                                                   if exc.details else {}),
+                    })
+                    failure = failure or exc
+                    continue
+                changed = bool(payload.get("created", True)) and not payload.get("deduped")
+                results.append({"index": i, "op": op.op, "ok": True, "skipped": False,
+                                "changed": changed, **payload})
+            if failure is not None and not continue_on_error:
+                for r in results:
+                    if r["ok"]:
+                        r.update(ok=False, skipped=True, changed=False)
+                return BatchOutcome(results, None, aborted=True, failure=failure)
+            changes = view.changes()
+            if not changes:
+                return BatchOutcome(results, None)
+            message = _commit_message(ops, results)
+            parent = self.git.head()
+            touched, undo = apply_changes(self.root, changes)
+            try:
+                sha = self.git.commit_paths(touched, message, parent)
+            except BaseException:
+                undo.restore(self.root)
+                self.git.reset_paths(touched)
+                raise
+            report = self.indexer.apply_commit(
+                parent, sha, [(c.path, c.content, c.moved_from) for c in changes]
+            )
+            outcome = BatchOutcome(results, sha, index=report.to_data())
+            if embedder is not None:
+                from memhtml.index.embedding import embed_missing
+
+                vec = embed_missing(
+                    self.conn, embedder, self.root, paths=[c.path for c in changes if c.content],
+                    clock=now,
+                )
+                outcome.vectors = vec.to_data()
+            else:
+                outcome.vectors = self._vectors_off()
+            return outcome
+
+    def _vectors_off(self) -> dict[str, Any]:
+        error = self.embedder_error
+        return {
+            "embedded": 0,
+            "pending": None,
+            "model": None,
+            "error": f"{error.code}: {error.message}" if error else "embedder off (MEMHTML_EMBED=off)",
+        }
+
+    def _plan(self, planner: Any, op: AnyOp) -> dict[str, Any]:
+        if isinstance(op, WriteOp):
+            return dict(planner.write(op))
+        if isinstance(op, CorrectOp):
+            return dict(planner.correct(op))
+        if isinstance(op, ArchiveOp):
+            return dict(planner.archive(op))
+        return dict(planner.link(op))
+
+    def _active_path_for_hash(self, content_hash: str) -> str | None:
+        row = self.conn.execute(
+            "SELECT path FROM files WHERE content_hash = ? AND archived = 0"
+            " AND memory_type <> 'task' ORDER BY path LIMIT 1",
+            (content_hash,),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def _single(self, op: AnyOp) -> dict[str, Any]:
+        outcome = self.run_ops([op])
+        if outcome.failure is not None:
+            raise outcome.failure
+        result = {k: v for k, v in outcome.results[0].items()
+                  if k not in ("index", "op", "ok", "skipped", "changed")}
+        result["commit_sha"] = outcome.commit_sha
+        result["vectors"] = outcome.vectors
+        return result
+
+    def write(
+        self,
+        title: str,
+        claim: str | None = None,
+        type: str = "semantic",  # noqa: A002 - the documented keyword
+        body: str | Sequence[str] | None = None,
+        **metas: Any,
+    ) -> dict[str, Any]:
+        """Write one memory (one commit); a duplicate returns `deduped: True` and the holder."""
+        fields: dict[str, Any] = {"title": title, "type": type, "claim": claim, **metas}
+        if body is not None:
+            fields["body"] = [body] if isinstance(body, str) else list(body)
+        return self._single(parse_op({"op": "write", **fields}))  # type: ignore[arg-type]
+
+    def correct(self, path: str, **fields: Any) -> dict[str, Any]:
+        """Replace a memory and archive the original, linked both ways, in one commit."""
+        if isinstance(fields.get("body"), str):
+            fields["body"] = [fields["body"]]
+        return self._single(parse_op({"op": "correct", "target_path": path, **fields}))  # type: ignore[arg-type]
+
+    def archive(self, path: str, reason: str | None = None) -> dict[str, Any]:
+        """Move a memory into archive/<YYYY>/<path> (git mv, never a delete)."""
+        return self._single(ArchiveOp(op="archive", path=path, reason=reason))
+
+    def link(self, src: str, rel: str, dst: str) -> dict[str, Any]:
+        """Add an authored link SRC -rel-> DST (idempotent)."""
+        return self._single(LinkOp(op="link", src=src, rel=rel, dst=dst))
+
+    def apply(
+        self, ops: Iterable[Mapping[str, Any] | AnyOp], *, continue_on_error: bool = False
+    ) -> BatchOutcome:
+        """Apply many ops as one commit. Raises InvalidOpError naming the first malformed op."""
+        from memhtml.ops.batch import validate_ops
+
+        return self.run_ops(validate_ops(ops), continue_on_error=continue_on_error)
+
+    # -- reads and queries live in their own modules -------------------------------
+    def read(self, path: str, *, bump: bool = True, session_id: str | None = None) -> dict[str, Any]:
+        """One memory in full; counts as an access (salience) unless bump=False."""
+        from memhtml.ops.reads import read_memory
+
+        return read_memory(self, path, bump=bump)
+
+    def list(self, **filters: Any) -> dict[str, Any]:  # noqa: A003 - the documented name
+        """A page of memories by type, workspace, tag, entity or bucket."""
+        from memhtml.ops.reads import list_memories
+
+        return list_memories(self, **filters)
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        weights: Mapping[str, float] | None = None,
+        k: int | None = None,
+        mmr_lambda: float | None = None,
+        explain: bool = False,
+        **filters: Any,
+    ) -> SearchResult:
+        """Four arms fused by RRF in one statement, then MMR. Never bumps salience."""
+        from memhtml.ops.query import search
+
+        return search(self, query, limit=limit, weights=weights, k=k, mmr_lambda=mmr_lambda,
+                      explain=explain, **filters)
+
+    def recall(self, query: str, budget: int = 16000, **filters: Any) -> dict[str, Any]:
+        """A disclosure pack under a character budget."""
+        from memhtml.ops.query import recall
+
+        return recall(self, query, budget=budget, **filters)
+
+    def reinforce(self, paths: Sequence[str], signal: str = "neutral") -> dict[str, Any]:
+        """The explicit outcome channel: move salience for paths a caller used."""
+        from memhtml.index.access import bump
+        from memhtml.ops.reads import existing_paths
+
+        known = existing_paths(self, paths)
+        bumped, cooled = bump(self.conn, known, signal, self.clock())
+        missing = [p for p in paths if p not in known]
+        return {"bumped": bumped, "cooled_down": cooled, "missing": missing, "signal": signal}
+
+
+def open_corpus(
+    root: str | Path | None = None,
+    *,
+    embedder: str | None = None,
+    now: str | None = None,
+    require_repo: bool = True,
+) -> Corpus:
+    """The composition root: resolve the root and configuration, build a Corpus."""
+    return Corpus(resolve_root(root), embedder=embedder, now=now, require_repo=require_repo)

@@ -1,0 +1,166 @@
+"""`memhtml status` and `memhtml doctor`: one-screen summary and corpus health."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from memhtml.contracts.errors import PathNotFoundError
+from memhtml.contracts.paths import is_memory_path
+from memhtml.html import parse_memory
+
+if TYPE_CHECKING:
+    from memhtml.ops.corpus import Corpus
+
+INBOX_WARN_DEPTH: Final = 20
+PREFIXES: Final = ("projects/", "areas/", "resources/", "archive/")
+
+
+def validate_files(paths: Sequence[str], repo: str | None = None) -> dict[str, Any]:
+    """Parse each file and report its violations and warnings (no repository needed)."""
+    from memhtml.ops.config import resolve_root
+
+    files: list[dict[str, Any]] = []
+    for raw in paths:
+        target = Path(raw)
+        if not target.is_file() and repo is not None:
+            target = resolve_root(repo) / raw
+        if not target.is_file():
+            raise PathNotFoundError(f"no file at {raw}")
+        doc = parse_memory(target.read_bytes())
+        files.append({
+            "path": raw,
+            "ok": doc.ok,
+            "memory_type": doc.memory_type,
+            "content_hash": doc.content_hash if doc.ok else None,
+            "violations": [{"code": v.code, "message": v.message} for v in doc.violations],
+            "warnings": [{"code": w.code, "message": w.message} for w in doc.warnings],
+        })
+    return {"mode": "files", "files": files, "healthy": all(f["ok"] for f in files)}
+
+
+def status(corpus: Corpus) -> dict[str, Any]:
+    """HEAD, dirty paths, counts by type and bucket, index freshness, vector space."""
+    corpus.catch_up()
+    conn = corpus.conn
+    head = corpus.git.head()
+    dirty = sorted({e.path for e in corpus.git.status()})
+    counts = dict(conn.execute(
+        "SELECT memory_type, count(*) FROM files WHERE archived = 0 GROUP BY memory_type"
+        " ORDER BY memory_type"
+    ).fetchall())
+    buckets = dict(conn.execute(
+        "SELECT para, count(*) FROM files GROUP BY para ORDER BY para"
+    ).fetchall())
+    index = corpus.index.status()
+    return {
+        "root": str(corpus.root),
+        "head_sha": head,
+        "dirty": bool(dirty),
+        "dirty_paths": dirty[:200],
+        "counts_by_type": counts,
+        "counts_by_bucket": buckets,
+        "active_count": sum(counts.values()),
+        "archived_count": index["archived_files"],
+        "edges": index["edges"],
+        "chunks": index["chunks"],
+        "embeddings": index["embeddings"],
+        "index_fresh": index["index_fresh"],
+        "index_head_sha": index["watermark"],
+        "embed_model": index["vector_space"]["model"],
+        "embedder_up": bool(index["vector_space"]["matches"] and index["embeddings"] > 0),
+        "vector_coverage": index["vector_space"]["coverage"],
+        "has_state": index["access_rows"] > 0,
+        "skipped_files": index["skipped_files"],
+    }
+
+
+def corpus_health(corpus: Corpus) -> dict[str, Any]:
+    """Unparseable files, dangling links, freshness, vector coverage, orphan access rows."""
+    corpus.catch_up()
+    conn = corpus.conn
+    root = corpus.root
+    unparseable: list[dict[str, Any]] = []
+    warnings: list[dict[str, Any]] = []
+    for path in sorted(_tree_memory_paths(root)):
+        doc = parse_memory((root / path).read_bytes())
+        if not doc.ok:
+            unparseable.append({
+                "path": path,
+                "violations": [{"code": v.code, "message": v.message} for v in doc.violations],
+            })
+        elif doc.warnings:
+            warnings.append({"path": path,
+                             "warnings": [{"code": w.code, "message": w.message}
+                                          for w in doc.warnings]})
+    dangling = []
+    for src, rel, dst in conn.execute(
+        "SELECT e.src_path, e.rel, e.dst_path FROM edges e WHERE e.derived = 0 AND NOT EXISTS"
+        " (SELECT 1 FROM files f WHERE f.path = e.dst_path) ORDER BY e.src_path, e.rel, e.dst_path"
+    ):
+        dangling.append({"src_path": src, "rel": rel, "dst_path": dst,
+                         "rewrite_to": _archived_form(conn, dst)})
+    orphans = [r[0] for r in conn.execute(
+        "SELECT a.path FROM state.access a WHERE NOT EXISTS"
+        " (SELECT 1 FROM files f WHERE f.path = a.path) ORDER BY a.path"
+    )]
+    inbox = conn.execute(
+        "SELECT count(*) FROM files WHERE archived = 0 AND path LIKE 'areas/inbox/%'"
+        " AND memory_type <> 'task'"
+    ).fetchone()[0]
+    index = corpus.index.status()
+    vs = index["vector_space"]
+    dirty = sorted({e.path for e in corpus.git.status(PREFIXES)})
+    coverage = vs["coverage"]
+    healthy = (
+        not unparseable and not dangling and not orphans and not warnings
+        and index["index_fresh"] and inbox <= INBOX_WARN_DEPTH
+        and (vs["model"] is None or vs["matches"])
+    )
+    return {
+        "mode": "corpus",
+        "root": str(root),
+        "healthy": healthy,
+        "unparseable": unparseable,
+        "warnings": warnings,
+        "dangling": dangling,
+        "orphan_access_rows": orphans,
+        "inbox_depth": inbox,
+        "inbox_crowded": inbox > INBOX_WARN_DEPTH,
+        "index_fresh": index["index_fresh"],
+        "index_head_sha": index["watermark"],
+        "head_sha": index["head_sha"],
+        "dirty": dirty,
+        "stored_embed_model": vs["model"],
+        "configured_embed_model": vs["configured_model"],
+        "embed_model_matches": vs["model"] is None or vs["matches"],
+        "vector_coverage": coverage,
+        "skipped_by_index": [
+            {"path": p, "reason": r}
+            for p, r in conn.execute("SELECT path, reason FROM skipped_files ORDER BY path")
+        ],
+    }
+
+
+def _tree_memory_paths(root: Path) -> list[str]:
+    out = []
+    for prefix in PREFIXES:
+        base = root / prefix
+        if not base.is_dir():
+            continue
+        for f in base.rglob("*.html"):
+            rel = f.relative_to(root).as_posix()
+            if f.name not in ("index.html",) and is_memory_path(rel):
+                out.append(rel)
+    return out
+
+
+def _archived_form(conn: Any, dst: str) -> str | None:
+    if dst.startswith("archive/"):
+        return None
+    row = conn.execute(
+        "SELECT path FROM files WHERE origin_path = ? AND archived = 1 ORDER BY path DESC LIMIT 1",
+        (dst,),
+    ).fetchone()
+    return None if row is None else str(row[0])

@@ -1,0 +1,271 @@
+"""Search and recall: the query side of the Corpus."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from memhtml.contracts.errors import InvalidFlagError, MemhtmlError
+from memhtml.contracts.vocab import DEFAULT_RRF_K
+from memhtml.domain.mmr import DEFAULT_MMR_LAMBDA, mmr
+from memhtml.index.retrieval import (
+    ARM_LIMIT,
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    POOL_FACTOR,
+    SearchResult,
+    fused_rows,
+    resolve_weights,
+    rows_to_hits,
+    vector_candidates,
+)
+from memhtml.index.scope import Scope
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from memhtml.ops.corpus import Corpus
+
+CONFIG_PATH: Final = ".memhtml/config.json"
+MEMORY_BODY_BUDGET: Final = 16000
+ARC_BODY_BUDGET: Final = 9000
+MAX_PER_ENTITY: Final = 2
+RECALL_POOL: Final = 30
+
+
+def repo_retrieval_config(root: Path) -> dict[str, Any]:
+    """The `retrieval` section of the committed repo config (weights, k, mmr_lambda)."""
+    path = root / CONFIG_PATH
+    if not path.is_file():
+        return {}
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InvalidFlagError(f"{CONFIG_PATH} is not valid JSON: {exc}") from exc
+    section = raw.get("retrieval", {}) if isinstance(raw, dict) else {}
+    return section if isinstance(section, dict) else {}
+
+
+def _scope(filters: Mapping[str, Any]) -> Scope:
+    known = {"type", "types", "memory_types", "workspace", "tag", "tags", "entity",
+             "include_archived", "as_of", "facet", "facets"}
+    unknown = set(filters) - known
+    if unknown:
+        raise InvalidFlagError(f"unknown filter(s): {', '.join(sorted(unknown))}")
+    types = filters.get("type") or filters.get("types") or filters.get("memory_types")
+    tags = filters.get("tag") or filters.get("tags")
+    facets = filters.get("facet") or filters.get("facets")
+    return Scope.build(
+        types=types, workspace=filters.get("workspace"), tags=tags, entity=filters.get("entity"),
+        include_archived=bool(filters.get("include_archived")), as_of=filters.get("as_of"),
+        facets=[facets] if isinstance(facets, str) else facets,
+    )
+
+
+def query_vector(
+    corpus: Corpus, query: str, weights: Mapping[str, float], scope: Scope, want: int
+) -> tuple[list[tuple[str, float]] | None, str | None, float | None, npt.NDArray[Any] | None]:
+    """(vector candidates or None, degraded reason, coverage, the query vector)."""
+    from memhtml.index.embedding import coverage, mismatch_error, space_matches
+    from memhtml.ops.config import coverage_floor
+
+    if weights.get("vector", 0.0) <= 0:
+        return None, None, None, None
+    embedder = corpus.embedder
+    if embedder is None:
+        err = corpus.embedder_error
+        reason = f"{err.code}: {err.message}" if err else "embedder off (MEMHTML_EMBED=off)"
+        return None, reason, None, None
+    if not space_matches(corpus.conn, embedder):
+        err = mismatch_error(corpus.conn, embedder)
+        return None, f"{err.code}: {err.message}", None, None
+    matrix = corpus.vector_matrix()
+    if matrix is None or matrix.rows == 0:
+        return None, "no vectors indexed yet (memhtml index embed)", 0.0, None
+    have, total = coverage(corpus.conn)
+    share = have / total if total else 1.0
+    if share < coverage_floor():
+        return None, (
+            f"only {share:.0%} of chunks have vectors (floor {coverage_floor():.0%});"
+            " run memhtml index embed"
+        ), share, None
+    try:
+        qvec = embedder.embed_query(query)
+    except MemhtmlError as exc:
+        return None, f"{exc.code}: {exc.message}", share, None
+    except Exception as exc:  # a model failure narrows retrieval instead of stopping it
+        return None, f"ERR_MODEL_UNAVAILABLE: {type(exc).__name__}: {exc}", share, None
+    return vector_candidates(corpus.conn, matrix, qvec, scope, want), None, share, qvec
+
+
+def _content_vectors(corpus: Corpus, hashes: Sequence[str]) -> dict[str, Any]:
+    """One vector per content hash (its first chunk), for MMR."""
+    from memhtml.domain.vectors import vector_from_blob
+
+    out: dict[str, Any] = {}
+    if not hashes:
+        return out
+    marks = ",".join("?" for _ in hashes)
+    for chash, blob in corpus.conn.execute(
+        f"SELECT content_hash, vector FROM embeddings WHERE content_hash IN ({marks})"
+        " ORDER BY seq",
+        list(hashes),
+    ):
+        out.setdefault(chash, vector_from_blob(blob))
+    return out
+
+
+def search(
+    corpus: Corpus,
+    query: str,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    weights: Mapping[str, float] | None = None,
+    k: int | None = None,
+    mmr_lambda: float | None = None,
+    explain: bool = False,
+    arm_limit: int = ARM_LIMIT,
+    **filters: Any,
+) -> SearchResult:
+    """Rank memories for `query`: RRF over the four arms in one statement, then MMR."""
+    if not query or not query.strip():
+        raise InvalidFlagError("the query is empty")
+    limit = max(1, min(int(limit), MAX_LIMIT))
+    config = repo_retrieval_config(corpus.root)
+    w = resolve_weights({**config.get("weights", {}), **(weights or {})})
+    k_value = int(k if k is not None else config.get("k", DEFAULT_RRF_K))
+    if k_value < 1:
+        raise InvalidFlagError("k must be >= 1")
+    lam = mmr_lambda if mmr_lambda is not None else config.get("mmr_lambda", DEFAULT_MMR_LAMBDA)
+    lam = None if lam is None else float(lam)
+    if lam is not None and not 0.0 <= lam <= 1.0:
+        raise InvalidFlagError("mmr_lambda must be within [0, 1]")
+    scope = _scope(filters)
+    fresh = corpus.catch_up()
+    arm_limit = max(arm_limit, limit)
+    candidates, reason, share, qvec = query_vector(corpus, query, w, scope, arm_limit)
+    pool = limit * POOL_FACTOR if lam is not None and lam < 1.0 else limit
+    rows, arms = fused_rows(
+        corpus.conn, query, scope=scope, weights=w, k=k_value, vector=candidates,
+        now=corpus.clock(), pool=pool, arm_limit=arm_limit,
+    )
+    hits = rows_to_hits(rows, query, w, k_value, explain)
+    if lam is not None and lam < 1.0 and qvec is not None and len(hits) > 1:
+        vectors = _content_vectors(corpus, [h.content_hash for h in hits])
+        order = mmr(
+            [(h.path, h.score) for h in hits],
+            {h.path: vectors[h.content_hash] for h in hits if h.content_hash in vectors},
+            lam=lam, limit=limit,
+        )
+        by_path = {h.path: h for h in hits}
+        hits = [by_path[p] for p in order]
+    hits = hits[:limit]
+    _attach_entities(corpus, hits)
+    result = SearchResult(
+        query=query, hits=hits, degraded=reason is not None, degraded_reason=reason,
+        arms=arms, weights=w, k=k_value, mmr_lambda=lam, vector_coverage=share, index_fresh=fresh,
+    )
+    return result
+
+
+def _attach_entities(corpus: Corpus, hits: Sequence[Any]) -> None:
+    if not hits:
+        return
+    marks = ",".join("?" for _ in hits)
+    names: dict[str, list[str]] = {}
+    for path, etype, ename in corpus.conn.execute(
+        f"SELECT path, entity_type, entity_name FROM file_entities WHERE path IN ({marks})"
+        " ORDER BY path, entity_type, entity_name",
+        [h.path for h in hits],
+    ):
+        names.setdefault(path, []).append(f"{etype}:{ename}")
+    for h in hits:
+        h.entities = names.get(h.path, [])
+
+
+def fold_disclosure(
+    candidates: Sequence[dict[str, Any]], budget: int, max_per_entity: int = MAX_PER_ENTITY
+) -> dict[str, Any]:
+    """Quote candidates in rank order under a character budget, at most N per entity name.
+
+    A candidate that does not fit (budget, or an entity already quoted N times)
+    collapses to an index line with its path, and the fold continues: a later,
+    shorter candidate may still fit.
+    """
+    spent = 0
+    per_entity: dict[str, int] = {}
+    disclosed: list[dict[str, Any]] = []
+    index_lines: list[dict[str, Any]] = []
+    for c in candidates:
+        text = c["body"]
+        names = c.get("entity_names", [])
+        capped = any(per_entity.get(n, 0) >= max_per_entity for n in names)
+        if capped or spent + len(text) > budget:
+            index_lines.append({k: c[k] for k in ("path", "title", "gist", "memory_type")}
+                               | {"why": "entity cap" if capped else "budget"})
+            continue
+        spent += len(text)
+        for n in names:
+            per_entity[n] = per_entity.get(n, 0) + 1
+        entry = {k: c[k] for k in ("path", "title", "gist", "memory_type", "body")}
+        if c.get("folds"):
+            entry["folds"] = c["folds"]
+            entry["fold_note"] = (
+                f"{c['folds']} <details> fold(s) not quoted; memhtml read {c['path']}"
+            )
+        disclosed.append(entry)
+    return {
+        "disclosed": disclosed,
+        "index_lines": index_lines,
+        "spent_chars": spent,
+        "truncated": bool(index_lines),
+    }
+
+
+def recall(corpus: Corpus, query: str, *, budget: int = MEMORY_BODY_BUDGET, **filters: Any) -> dict[str, Any]:
+    """A disclosure pack: arcs and memories folded separately under their budgets."""
+    if budget < 0:
+        raise InvalidFlagError("budget must be >= 0")
+    scope = _scope(filters)
+    corpus.catch_up()
+    w = resolve_weights(repo_retrieval_config(corpus.root).get("weights"))
+    candidates, reason, _, _ = query_vector(corpus, query, w, scope, ARM_LIMIT)
+    rows, _ = fused_rows(
+        corpus.conn, query, scope=scope, weights=w, k=DEFAULT_RRF_K, vector=candidates,
+        now=corpus.clock(), pool=RECALL_POOL,
+    )
+    paths = [r[0] for r in rows]
+    extra: dict[str, tuple[str, int]] = {}
+    names: dict[str, list[str]] = {}
+    if paths:
+        marks = ",".join("?" for _ in paths)
+        for path, disclosure, folds in corpus.conn.execute(
+            f"SELECT path, disclosure_text, fold_count FROM files WHERE path IN ({marks})", paths
+        ):
+            extra[path] = (disclosure, folds)
+        for path, name in corpus.conn.execute(
+            f"SELECT DISTINCT path, entity_name FROM file_entities WHERE path IN ({marks})", paths
+        ):
+            names.setdefault(path, []).append(name)
+    arcs: list[dict[str, Any]] = []
+    memories: list[dict[str, Any]] = []
+    for r in rows:
+        path, title, gist, mtype = r[0], r[1], r[2], r[3]
+        disclosure, folds = extra.get(path, (gist, 0))
+        c = {"path": path, "title": title, "gist": gist, "memory_type": mtype,
+             "body": disclosure, "folds": folds, "entity_names": sorted(names.get(path, []))}
+        (arcs if mtype == "arc" else memories).append(c)
+    arc_fold = fold_disclosure(arcs, ARC_BODY_BUDGET)
+    memory_fold = fold_disclosure(memories, budget)
+    return {
+        "query": query,
+        "arcs": arc_fold,
+        "memories": memory_fold,
+        "spent_chars": arc_fold["spent_chars"] + memory_fold["spent_chars"],
+        "truncated": arc_fold["truncated"] or memory_fold["truncated"],
+        "degraded": reason is not None,
+        "degraded_reason": reason,
+        "budget": budget,
+    }

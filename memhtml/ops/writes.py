@@ -1,0 +1,348 @@
+"""Planning the write doors: write, correct, archive, link.
+
+A plan reads and writes only a :class:`TreeView`; nothing reaches the disk or
+git until a whole batch has planned cleanly. Each planner method returns the
+op's result payload or raises a typed error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memhtml.contracts.dates import parse_datetime_input
+from memhtml.contracts.errors import (
+    DirtyTreeError,
+    DuplicateContentError,
+    InvalidMemoryError,
+    InvalidPathError,
+    PathNotFoundError,
+    WriteConflictError,
+)
+from memhtml.contracts.ops import ArchiveOp, CorrectOp, LinkOp, WriteOp
+from memhtml.contracts.paths import (
+    archive_path,
+    is_archived_path,
+    live_path_of,
+    memory_path,
+    path_to_href,
+    placement_dir,
+    slugify,
+    with_ordinal,
+)
+from memhtml.contracts.vocab import (
+    DEFAULT_TASK_STATUS,
+    PEOPLE_DIR,
+    MAX_MEMORY_BYTES,
+    REL_CLASS,
+    TASK_STATUSES,
+    normalize_rel,
+)
+from memhtml.html import MemoryDocument, NewMemory, parse_memory, render_memory
+from memhtml.html import add_link as html_add_link
+from memhtml.html import set_meta as html_set_meta
+from memhtml.ops.tree import TreeView
+
+MAX_ORDINAL = 1000
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def split_claim(paragraphs: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """The original's rule for prose ops: the first sentence is the claim, the rest is body."""
+    paras = [p.strip() for p in paragraphs if p and p.strip()]
+    if not paras:
+        return "", ()
+    first, *rest = paras
+    parts = _SENTENCE_END.split(first, maxsplit=1)
+    claim = parts[0].strip()
+    remainder = parts[1].strip() if len(parts) > 1 else ""
+    return claim, tuple(([remainder] if remainder else []) + rest)
+
+
+def parse_entity(raw: str) -> tuple[str, str]:
+    """`type:name` -> (type, name); refuses a value without both parts."""
+    etype, sep, name = raw.partition(":")
+    if not sep or not etype.strip() or not name.strip():
+        raise InvalidMemoryError(
+            f"entity {raw!r} is not `type:name`", suggestions=["e.g. --entity service:checkout-api"]
+        )
+    return etype.strip(), name.strip()
+
+
+def _invalid(doc: MemoryDocument, what: str) -> InvalidMemoryError:
+    violations = [{"code": v.code, "message": v.message} for v in doc.violations]
+    first = violations[0]["message"] if violations else "invalid"
+    return InvalidMemoryError(
+        f"{what} violates the memory format: {first}",
+        details={"violations": violations},
+        suggestions=["memhtml doctor <file> lists every violation"],
+    )
+
+
+@dataclass
+class Planner:
+    """Plans ops against a tree view, for one batch under the repository lock."""
+
+    view: TreeView
+    now: str
+    year: int
+    active_path_for_hash: Callable[[str], str | None]
+    is_dirty: Callable[[str], bool]
+    claimed_hashes: dict[str, str] = field(default_factory=dict)
+    vacated: set[str] = field(default_factory=set)
+
+    # -- helpers ---------------------------------------------------------------
+    def _doc(self, path: str) -> MemoryDocument:
+        doc = parse_memory(self.view.read(path))
+        if not doc.ok:
+            raise _invalid(doc, path)
+        return doc
+
+    def _free_path(self, preferred: str, taken: set[str] | None = None) -> str:
+        for ordinal in range(1, MAX_ORDINAL + 1):
+            candidate = with_ordinal(preferred, ordinal)
+            if (taken and candidate in taken) or self.view.exists(candidate):
+                continue
+            if candidate in self.vacated:
+                continue
+            return candidate
+        raise WriteConflictError(f"no free path near {preferred} after {MAX_ORDINAL} tries")
+
+    def _duplicate_of(self, content_hash: str) -> str | None:
+        holder = self.claimed_hashes.get(content_hash)
+        if holder is not None:
+            return holder
+        existing = self.active_path_for_hash(content_hash)
+        if existing is not None and existing not in self.vacated and self.view.exists(existing):
+            return existing
+        return None
+
+    def _require_clean(self, path: str) -> None:
+        if path not in self.view._overlay and self.is_dirty(path):
+            raise DirtyTreeError(
+                f"{path} has uncommitted edits; commit or discard them first",
+                suggestions=[f"git -C <root> diff -- {path}"],
+            )
+
+    def _render(self, new: NewMemory, what: str) -> tuple[bytes, MemoryDocument]:
+        try:
+            text = render_memory(new)
+        except InvalidMemoryError:
+            raise
+        data = text.encode("utf-8")
+        if len(data) > MAX_MEMORY_BYTES:
+            raise InvalidMemoryError(
+                f"{what} is {len(data)} bytes; one memory holds at most {MAX_MEMORY_BYTES}",
+                suggestions=["split it into several memories, one fact each"],
+            )
+        doc = parse_memory(data)
+        if not doc.ok:
+            raise _invalid(doc, what)
+        return data, doc
+
+    # -- write -------------------------------------------------------------------
+    def new_memory(self, op: WriteOp, *, extra_links: Sequence[tuple[str, str]] = ()) -> NewMemory:
+        """The NewMemory an op describes (validated field by field)."""
+        body = tuple(op.body or ())
+        if op.article_html is not None:
+            if op.claim or body:
+                raise InvalidMemoryError("give either --article-html or --claim/--body, not both")
+            claim: str | None = None
+        elif op.claim is not None and op.claim.strip():
+            claim = op.claim.strip()
+        else:
+            claim, body = split_claim(body)
+            if not claim:
+                raise InvalidMemoryError(
+                    "a memory needs a claim: --claim, a --body whose first sentence is the claim,"
+                    " or --article-html",
+                )
+        metas: dict[str, str] = {}
+        if op.confidence is not None:
+            metas["memhtml-confidence"] = f"{op.confidence:g}"
+        if op.importance is not None:
+            metas["memhtml-importance"] = str(op.importance)
+        for name, value in (
+            ("memhtml-author", op.author),
+            ("memhtml-session", op.session_id),
+            ("memhtml-prompt", op.prompt_id),
+            ("memhtml-turn", op.turn_uuid),
+        ):
+            if value:
+                metas[name] = value
+        if op.valid_from:
+            metas["memhtml-valid-from"] = parse_datetime_input(op.valid_from, field="valid_from")
+        if op.type == "task":
+            status = op.task_status or DEFAULT_TASK_STATUS
+            if status not in TASK_STATUSES:
+                raise InvalidMemoryError(f"task status {status!r} is not one of {TASK_STATUSES}")
+            metas["memhtml-task-status"] = status
+        elif op.task_status:
+            raise InvalidMemoryError("a task status belongs on a task only")
+        if op.due:
+            metas["memhtml-due"] = parse_datetime_input(op.due, field="due")
+        event_at = parse_datetime_input(op.event_at, field="event_at") if op.event_at else None
+        return NewMemory(
+            title=" ".join(op.title.split()),
+            memory_type=op.type,
+            created=self.now,
+            updated=self.now,
+            claim=claim,
+            body=body,
+            article_html=op.article_html,
+            metas=metas,
+            entities=tuple(dict.fromkeys(parse_entity(e) for e in op.entity)),
+            tags=tuple(dict.fromkeys(t.strip() for t in op.tag if t.strip())),
+            links=tuple(extra_links),
+            event_at=event_at,
+        )
+
+    def _choose_path(self, op: WriteOp) -> str:
+        if op.path:
+            path = memory_path(op.path)
+            if is_archived_path(path):
+                raise InvalidPathError(f"{path}: new memories are not written into archive/")
+            if self.view.exists(path) or path in self.vacated:
+                if op.strict_path:
+                    raise WriteConflictError(
+                        f"{path} already exists", suggestions=["drop --strict-path to get a suffix"]
+                    )
+                return self._free_path(path)
+            return path
+        folder = placement_dir(op.type, workspace=op.workspace, tags=op.tag)
+        return self._free_path(f"{folder}/{slugify(op.title)}.html")
+
+    def write(self, op: WriteOp) -> dict[str, Any]:
+        """Plan one write; a duplicate of an active memory is `deduped` and writes nothing."""
+        new = self.new_memory(op)
+        data, doc = self._render(new, f"memory {op.title!r}")
+        if op.type != "task":
+            holder = self._duplicate_of(doc.content_hash)
+            if holder is not None:
+                return {
+                    "path": holder, "created": False, "deduped": True, "existing_path": holder,
+                    "content_hash": doc.content_hash,
+                }
+        path = self._choose_path(op)
+        self.view.write(path, data)
+        if op.type != "task":
+            self.claimed_hashes[doc.content_hash] = path
+        return {
+            "path": path, "created": True, "deduped": False, "existing_path": None,
+            "content_hash": doc.content_hash,
+        }
+
+    # -- archive -------------------------------------------------------------------
+    def _archive_bytes(self, path: str, text: str, reason: str | None) -> tuple[str, str]:
+        text = html_set_meta(text, "memhtml-status", "archived")
+        text = html_set_meta(text, "memhtml-updated", self.now)
+        text = html_set_meta(text, "memhtml-archived", self.now)
+        destination = self._free_path(archive_path(path, self.year))
+        return destination, text
+
+    def _live_target(self, raw: str) -> tuple[str, MemoryDocument]:
+        path = memory_path(raw)
+        if is_archived_path(path):
+            raise InvalidMemoryError(f"{path} is already archived")
+        if not self.view.exists(path):
+            raise PathNotFoundError(
+                f"no memory at {path}", suggestions=["memhtml list", "memhtml resolve <path>"]
+            )
+        self._require_clean(path)
+        return path, self._doc(path)
+
+    def archive(self, op: ArchiveOp) -> dict[str, Any]:
+        """Plan a move into archive/<YYYY>/<path> with the archive stamps."""
+        path, _ = self._live_target(op.path)
+        text = self.view.read(path).decode("utf-8")
+        destination, text = self._archive_bytes(path, text, op.reason)
+        self.view.move(path, destination, text.encode("utf-8"))
+        self.vacated.add(path)
+        return {"path": path, "archive_path": destination, "reason": op.reason}
+
+    # -- correct -------------------------------------------------------------------
+    def correct(self, op: CorrectOp) -> dict[str, Any]:
+        """Plan a replacement plus the original's archive, linked both ways."""
+        path, original = self._live_target(op.target_path)
+        memory_type = op.type or original.memory_type or "semantic"
+        write_op = WriteOp(
+            title=op.title or original.title,
+            type=memory_type,
+            claim=op.claim,
+            body=op.body,
+            article_html=op.article_html,
+            session_id=op.session_id,
+            tag=list(original.tags),
+            entity=[f"{t}:{n}" for t, n in original.entities],
+            valid_from=self.now,
+        )
+        folder = path.rsplit("/", 1)[0]
+        new_path = self._free_path(f"{folder}/{slugify(write_op.title)}.html", taken={path})
+        archived_to = self._free_path(archive_path(path, self.year))
+        new = self.new_memory(write_op, extra_links=(("supersedes", archived_to),))
+        data, doc = self._render(new, f"correction of {path}")
+        if doc.content_hash == original.content_hash:
+            raise InvalidMemoryError(
+                f"the correction of {path} says exactly what it says now",
+                suggestions=["change the claim or body"],
+            )
+        if memory_type != "task":
+            holder = self._duplicate_of(doc.content_hash)
+            if holder is not None and holder != path:
+                raise DuplicateContentError(
+                    f"{holder} already holds this content",
+                    suggestions=[f"memhtml archive {path}", f"memhtml link {holder} supersedes {path}"],
+                )
+        old_text = self.view.read(path).decode("utf-8")
+        old_text = html_set_meta(old_text, "memhtml-status", "archived")
+        old_text = html_set_meta(old_text, "memhtml-updated", self.now)
+        old_text = html_set_meta(old_text, "memhtml-archived", self.now)
+        old_text = html_set_meta(old_text, "memhtml-superseded-by", path_to_href(new_path))
+        if not original.valid_until or original.valid_until > self.now:
+            old_text = html_set_meta(old_text, "memhtml-valid-until", self.now)
+        self.view.move(path, archived_to, old_text.encode("utf-8"))
+        self.vacated.add(path)
+        self.view.write(new_path, data)
+        if memory_type != "task":
+            self.claimed_hashes[doc.content_hash] = new_path
+        return {
+            "path": new_path,
+            "target_path": path,
+            "archive_path": archived_to,
+            "superseded": [archived_to],
+            "archived": [archived_to],
+            "reason": op.reason,
+            "content_hash": doc.content_hash,
+        }
+
+    # -- link ----------------------------------------------------------------------
+    def link(self, op: LinkOp) -> dict[str, Any]:
+        """Plan an authored link in SRC's head; idempotent."""
+        rel = normalize_rel(op.rel)
+        if rel is None:
+            raise InvalidMemoryError(
+                f"unknown rel {op.rel!r}", suggestions=["memhtml help link lists the rels"]
+            )
+        src, dst = memory_path(op.src), memory_path(op.dst)
+        if src == dst:
+            raise InvalidMemoryError("a memory cannot link to itself")
+        for p in (src, dst):
+            if not self.view.exists(p):
+                raise PathNotFoundError(f"no memory at {p}", suggestions=["memhtml list"])
+        self._require_clean(src)
+        src_doc, dst_doc = self._doc(src), self._doc(dst)
+        edge_class = REL_CLASS[rel]
+        src_task, dst_task = src_doc.memory_type == "task", dst_doc.memory_type == "task"
+        if edge_class == "task" and not (src_task and dst_task):
+            raise InvalidMemoryError(f"{rel} links a task to a task")
+        if edge_class == "memory" and (src_task or dst_task):
+            raise InvalidMemoryError(f"{rel} is a memory relation; tasks use blocks/subtask_of")
+        if edge_class == "person" and not live_path_of(dst).startswith(PEOPLE_DIR + "/"):
+            raise InvalidMemoryError(f"{rel} points at a person file under {PEOPLE_DIR}/")
+        if any(link.rel == rel and link.path == dst for link in src_doc.links):
+            return {"src_path": src, "rel": rel, "dst_path": dst, "created": False}
+        text = self.view.read(src).decode("utf-8")
+        self.view.write(src, html_add_link(text, rel, dst).encode("utf-8"))
+        return {"src_path": src, "rel": rel, "dst_path": dst, "created": True}

@@ -1,0 +1,110 @@
+"""Atomic working-tree edits with an undo record.
+
+A write door stages its whole change set here first: every file is written
+through a temp file and `os.replace`, moves are renames, and the undo record
+restores the exact previous bytes if the commit that follows fails.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memhtml.contracts.errors import InvalidPathError, StorageError
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One path's new content (None deletes); `moved_from` makes it a rename."""
+
+    path: str
+    content: bytes | None
+    moved_from: str | None = None
+
+
+def write_atomic(target: Path, data: bytes) -> None:
+    """Write `data` to `target` via a temp file in the same directory and a rename."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".memhtml-", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def resolve_inside(root: Path, rel: str) -> Path:
+    """`root/rel`, refusing anything (symlinks included) that resolves outside the root."""
+    candidate = root / rel
+    real_root = root.resolve()
+    resolved = candidate.resolve()
+    if resolved != real_root and real_root not in resolved.parents:
+        raise InvalidPathError(f"path {rel!r} resolves outside the memory root")
+    return candidate
+
+
+@dataclass
+class Undo:
+    """What to put back if the commit after a change set fails."""
+
+    previous: dict[str, bytes | None] = field(default_factory=dict)
+
+    def restore(self, root: Path) -> None:
+        """Put every touched path back to its previous bytes (or absence)."""
+        for rel, data in self.previous.items():
+            target = root / rel
+            if data is None:
+                target.unlink(missing_ok=True)
+                _prune_empty_dirs(root, target.parent)
+            else:
+                write_atomic(target, data)
+
+
+def _prune_empty_dirs(root: Path, directory: Path) -> None:
+    while directory != root and directory.is_dir() and not any(directory.iterdir()):
+        directory.rmdir()
+        directory = directory.parent
+
+
+def apply_changes(root: Path, changes: Sequence[FileChange]) -> tuple[list[str], Undo]:
+    """Apply a change set to the working tree; the touched paths and how to undo them."""
+    undo = Undo()
+    touched: list[str] = []
+
+    def remember(rel: str) -> Path:
+        target = resolve_inside(root, rel)
+        if rel not in undo.previous:
+            undo.previous[rel] = target.read_bytes() if target.is_file() else None
+        if rel not in touched:
+            touched.append(rel)
+        return target
+
+    try:
+        for change in changes:
+            if change.moved_from is not None:
+                source = remember(change.moved_from)
+                target = remember(change.path)
+                if not source.is_file():
+                    raise StorageError(f"cannot move {change.moved_from}: not a file")
+                data = change.content if change.content is not None else source.read_bytes()
+                write_atomic(target, data)
+                source.unlink()
+                _prune_empty_dirs(root, source.parent)
+            elif change.content is None:
+                target = remember(change.path)
+                target.unlink(missing_ok=True)
+                _prune_empty_dirs(root, target.parent)
+            else:
+                target = remember(change.path)
+                write_atomic(target, change.content)
+    except BaseException:
+        undo.restore(root)
+        raise
+    return touched, undo

@@ -1,0 +1,329 @@
+"""Git plumbing for the hot paths, batched: one subprocess per step, never one per file.
+
+GitPython serves the cold paths (init, config, history); the write path and
+the indexer call git's plumbing directly so a single write stays a handful of
+short subprocesses and a rebuild reads every blob through one
+``cat-file --batch``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from memhtml.contracts.errors import GitError, WriteConflictError
+
+NULL_SHA: Final = "0" * 40
+COMMIT_SUBJECT_MAX: Final = 72
+_FALLBACK_IDENTITY: Final = {
+    "GIT_AUTHOR_NAME": "memhtml",
+    "GIT_AUTHOR_EMAIL": "memhtml@localhost",
+    "GIT_COMMITTER_NAME": "memhtml",
+    "GIT_COMMITTER_EMAIL": "memhtml@localhost",
+}
+
+
+def blob_sha(data: bytes) -> str:
+    """Git's blob id for `data` (what `git hash-object` prints), computed without a subprocess."""
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def commit_subject(operation: str, subject: str) -> str:
+    """`memhtml(<operation>): <subject>`, whitespace collapsed, capped at 72 chars with an ellipsis."""
+    text = " ".join(subject.split()) or "(untitled)"
+    line = f"memhtml({operation}): {text}"
+    if len(line) > COMMIT_SUBJECT_MAX:
+        line = line[: COMMIT_SUBJECT_MAX - 1].rstrip() + "…"
+    return line
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One blob in a tree listing."""
+
+    mode: str
+    sha: str
+    path: str
+
+
+@dataclass(frozen=True)
+class DiffEntry:
+    """One changed path between two commits: status is A, M, D, or R (with old_path)."""
+
+    status: str
+    path: str
+    old_path: str | None = None
+
+
+@dataclass(frozen=True)
+class StatusEntry:
+    """One uncommitted path in the working tree (porcelain v2)."""
+
+    kind: str  # "changed", "renamed", "untracked", "unmerged"
+    path: str
+    old_path: str | None
+    deleted: bool
+
+
+class Git:
+    """A repository's git, run as plumbing subprocesses."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._identity_env: dict[str, str] | None = None
+
+    # -- running -----------------------------------------------------------
+    def _env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        env = dict(os.environ)
+        env.setdefault("GIT_TERMINAL_PROMPT", "0")
+        env.pop("GIT_DIR", None)
+        env.pop("GIT_WORK_TREE", None)
+        if extra:
+            env.update(extra)
+        return env
+
+    def run(
+        self,
+        *args: str,
+        stdin: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+        check: bool = True,
+    ) -> bytes:
+        """Run `git <args>` in the root; stdout bytes, GitError on failure when `check`."""
+        try:
+            proc = subprocess.run(
+                ["git", *args],
+                cwd=self.root,
+                input=stdin,
+                capture_output=True,
+                env=self._env(env),
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            raise GitError("git is not installed or not on PATH") from exc
+        if check and proc.returncode != 0:
+            err = proc.stderr.decode("utf-8", "replace").strip()
+            raise GitError(f"git {args[0]} failed: {err}", details={"args": list(args)})
+        return proc.stdout
+
+    def text(self, *args: str, check: bool = True) -> str:
+        """Run git and decode stdout as UTF-8, stripped."""
+        return self.run(*args, check=check).decode("utf-8", "replace").strip()
+
+    # -- refs --------------------------------------------------------------
+    def head(self) -> str | None:
+        """The commit HEAD names, or None on an unborn branch."""
+        out = self.run("rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
+        sha = out.decode().strip()
+        return sha or None
+
+    def head_fast(self) -> str | None:
+        """HEAD read from the ref files without a subprocess (falls back to rev-parse)."""
+        git_dir = self.root / ".git"
+        try:
+            head = (git_dir / "HEAD").read_text().strip()
+            if not head.startswith("ref: "):
+                return head if len(head) == 40 else self.head()
+            ref = head[5:]
+            loose = git_dir / ref
+            if loose.is_file():
+                return loose.read_text().strip() or None
+            packed = git_dir / "packed-refs"
+            if packed.is_file():
+                for line in packed.read_text().splitlines():
+                    if line.endswith(" " + ref) and not line.startswith(("#", "^")):
+                        return line.split(" ", 1)[0]
+            return None
+        except (OSError, UnicodeDecodeError):
+            return self.head()
+
+    def resolve_commit(self, ref: str) -> str | None:
+        """The full sha of a commit-ish, or None when it names no commit."""
+        out = self.run("rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False)
+        return out.decode().strip() or None
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """True when `ancestor` is reachable from `descendant`."""
+        proc = subprocess.run(
+            ["git", "merge-base", "--is-ancestor", ancestor, descendant],
+            cwd=self.root, capture_output=True, env=self._env(), check=False,
+        )
+        return proc.returncode == 0
+
+    # -- reading -----------------------------------------------------------
+    def ls_tree(self, ref: str, prefixes: Sequence[str] = ()) -> list[TreeEntry]:
+        """Every blob under `prefixes` (all when empty) at `ref`, one subprocess."""
+        out = self.run("ls-tree", "-r", "-z", "--full-tree", ref, "--", *prefixes)
+        entries: list[TreeEntry] = []
+        for record in out.split(b"\x00"):
+            if not record:
+                continue
+            meta, _, path = record.partition(b"\t")
+            mode, kind, sha = meta.decode().split(" ")
+            if kind == "blob":
+                entries.append(TreeEntry(mode, sha, path.decode("utf-8", "surrogateescape")))
+        return entries
+
+    def cat_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
+        """The bytes of many blobs through one `cat-file --batch`."""
+        wanted = list(dict.fromkeys(shas))
+        if not wanted:
+            return {}
+        out = self.run("cat-file", "--batch", stdin=("\n".join(wanted) + "\n").encode())
+        blobs: dict[str, bytes] = {}
+        pos = 0
+        for sha in wanted:
+            nl = out.index(b"\n", pos)
+            header = out[pos:nl].decode()
+            pos = nl + 1
+            parts = header.split(" ")
+            if len(parts) == 2 and parts[1] == "missing":
+                continue
+            size = int(parts[2])
+            blobs[sha] = out[pos : pos + size]
+            pos += size + 1
+        return blobs
+
+    def show_blob(self, commit: str, path: str) -> bytes | None:
+        """A file's bytes as of a commit, or None when absent."""
+        proc = subprocess.run(
+            ["git", "cat-file", "blob", f"{commit}:{path}"],
+            cwd=self.root, capture_output=True, env=self._env(), check=False,
+        )
+        return proc.stdout if proc.returncode == 0 else None
+
+    def diff(self, old: str, new: str, prefixes: Sequence[str] = ()) -> list[DiffEntry]:
+        """Changed blobs between two commits with rename detection, one subprocess."""
+        out = self.run("diff", "--name-status", "-M", "-z", old, new, "--", *prefixes)
+        fields = out.split(b"\x00")
+        entries: list[DiffEntry] = []
+        i = 0
+        while i < len(fields) and fields[i]:
+            status = fields[i].decode()
+            if status.startswith(("R", "C")):
+                old_path = fields[i + 1].decode("utf-8", "surrogateescape")
+                path = fields[i + 2].decode("utf-8", "surrogateescape")
+                entries.append(DiffEntry(status[0], path, old_path))
+                i += 3
+            else:
+                entries.append(DiffEntry(status[0], fields[i + 1].decode("utf-8", "surrogateescape")))
+                i += 2
+        return entries
+
+    def status(self, prefixes: Sequence[str] = ()) -> list[StatusEntry]:
+        """Uncommitted changes (staged or not) and untracked files, porcelain v2."""
+        out = self.run(
+            "status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames",
+            "--", *prefixes,
+        )
+        fields = out.split(b"\x00")
+        entries: list[StatusEntry] = []
+        i = 0
+        while i < len(fields):
+            rec = fields[i]
+            i += 1
+            if not rec:
+                continue
+            kind = rec[:1]
+            if kind == b"1":
+                parts = rec.split(b" ", 8)
+                xy = parts[1].decode()
+                path = parts[8].decode("utf-8", "surrogateescape")
+                entries.append(StatusEntry("changed", path, None, "D" in xy))
+            elif kind == b"2":
+                parts = rec.split(b" ", 9)
+                path = parts[9].decode("utf-8", "surrogateescape")
+                old = fields[i].decode("utf-8", "surrogateescape")
+                i += 1
+                entries.append(StatusEntry("renamed", path, old, False))
+            elif kind == b"u":
+                parts = rec.split(b" ", 10)
+                entries.append(
+                    StatusEntry("unmerged", parts[10].decode("utf-8", "surrogateescape"), None, False)
+                )
+            elif kind == b"?":
+                entries.append(
+                    StatusEntry("untracked", rec[2:].decode("utf-8", "surrogateescape"), None, False)
+                )
+        return entries
+
+    def staged_paths(self) -> list[str]:
+        """Paths whose index entry differs from HEAD (a user's staged work)."""
+        if self.head() is None:
+            out = self.run("ls-files", "-z")
+        else:
+            out = self.run("diff-index", "--cached", "--name-only", "-z", "HEAD")
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\x00") if p]
+
+    # -- writing -----------------------------------------------------------
+    def _identity(self) -> dict[str, str]:
+        if self._identity_env is None:
+            proc = subprocess.run(
+                ["git", "var", "GIT_COMMITTER_IDENT"],
+                cwd=self.root, capture_output=True, env=self._env(), check=False,
+            )
+            self._identity_env = {} if proc.returncode == 0 else dict(_FALLBACK_IDENTITY)
+        return self._identity_env
+
+    def commit_paths(
+        self,
+        paths: Sequence[str],
+        message: str,
+        expected_head: str | None,
+    ) -> str:
+        """Commit exactly `paths` (as they are in the working tree; absent = deleted).
+
+        Other staged or unstaged work of the user is neither committed nor
+        touched. HEAD moves by compare-and-swap from `expected_head`, so a
+        commit made behind our back is a WriteConflictError, not a lost write.
+        """
+        if not paths:
+            raise GitError("nothing to commit")
+        listing = b"\x00".join(p.encode("utf-8", "surrogateescape") for p in paths) + b"\x00"
+        staged_elsewhere = [p for p in self.staged_paths() if p not in set(paths)]
+        env: dict[str, str] = dict(self._identity())
+        temp_index: Path | None = None
+        if staged_elsewhere:
+            # The user has staged work: build our tree in a private index from HEAD.
+            temp_index = Path(self.text("rev-parse", "--git-path", "memhtml-index"))
+            if not temp_index.is_absolute():
+                temp_index = self.root / temp_index
+            env["GIT_INDEX_FILE"] = str(temp_index)
+            if expected_head:
+                self.run("read-tree", expected_head, env=env)
+            else:
+                self.run("read-tree", "--empty", env=env)
+        try:
+            self.run("update-index", "--add", "--remove", "-z", "--stdin", stdin=listing, env=env)
+            tree = self.run("write-tree", env=env).decode().strip()
+            parents = ["-p", expected_head] if expected_head else []
+            sha = self.run(
+                "commit-tree", tree, *parents, stdin=message.encode("utf-8"), env=env
+            ).decode().strip()
+            proc = subprocess.run(
+                ["git", "update-ref", "-m", message.splitlines()[0], "HEAD", sha,
+                 expected_head or NULL_SHA],
+                cwd=self.root, capture_output=True, env=self._env(env), check=False,
+            )
+            if proc.returncode != 0:
+                raise WriteConflictError(
+                    "HEAD moved while committing (another writer committed first)",
+                    suggestions=["retry the write"],
+                )
+        finally:
+            if temp_index is not None:
+                temp_index.unlink(missing_ok=True)
+        if staged_elsewhere:
+            # Keep the real index in step for our paths only.
+            self.run("update-index", "--add", "--remove", "-z", "--stdin", stdin=listing)
+        return sha
+
+    def reset_paths(self, paths: Sequence[str]) -> None:
+        """Put the index entries of `paths` back to HEAD (after a failed commit)."""
+        if paths and self.head():
+            self.run("reset", "-q", "HEAD", "--", *paths, check=False)
