@@ -361,6 +361,11 @@ COMMANDS = COMMANDS + (
     ),
 )
 
+# Command groups that live beside their own modules join the one table here.
+# (eval commands)
+# (mcp commands)
+# (research commands)
+
 
 def command_by_words(words: tuple[str, ...]) -> Command | None:
     """The command named by `words`, or None."""

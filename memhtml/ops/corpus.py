@@ -286,9 +286,12 @@ class Corpus:
                 results.append({"index": i, "op": op.op, "ok": True, "skipped": False,
                                 "changed": changed, **payload})
             if failure is not None and not continue_on_error:
-                for r in results:
-                    if r["ok"]:
-                        r.update(ok=False, skipped=True, changed=False)
+                # Nothing lands: planned paths would mislead, so skipped ops carry none.
+                results = [
+                    r if not r["ok"] else {"index": r["index"], "op": r["op"], "ok": False,
+                                           "skipped": True}
+                    for r in results
+                ]
                 return BatchOutcome(results, None, aborted=True, failure=failure)
             changes = view.changes()
             if not changes:
