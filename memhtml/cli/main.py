@@ -52,7 +52,8 @@ class Invocation:
 def _configure_logging() -> None:
     level = os.environ.get("MEMHTML_LOG", "WARNING").upper()
     logging.basicConfig(
-        stream=sys.stderr, level=getattr(logging, level, logging.WARNING),
+        stream=sys.stderr,
+        level=getattr(logging, level, logging.WARNING),
         format="memhtml: %(levelname)s %(message)s",
     )
 
@@ -81,7 +82,7 @@ def _usage_error(exc: Exception, argv: Sequence[str]) -> UsageError:
         return InvalidFlagError(message, suggestions=hint)
     if name == "MissingParameter":
         return MissingArgumentError(message, suggestions=hint)
-    if name == "BadParameter" or name == "BadOptionUsage" or name == "BadArgumentUsage":
+    if name in ("BadParameter", "BadOptionUsage", "BadArgumentUsage"):
         return InvalidFlagError(message, suggestions=hint)
     if "No such command" in message:
         return UnknownCommandError(message, suggestions=["memhtml manifest"])
@@ -138,7 +139,7 @@ def run(argv: Sequence[str], stdout: TextIO | None = None) -> int:
     dense, _ = _global_flags(argv)
     out = _Outcome()
     try:
-        if not argv or argv[0] in ("--dense", "--json") and len(argv) == 1:
+        if not argv or (argv[0] in ("--dense", "--json") and len(argv) == 1):
             argv = ["manifest", *argv]
         if any(a in ("--help", "-h") for a in argv):
             words = _words_before_flags(argv)

@@ -20,8 +20,11 @@ def manifest() -> dict[str, Any]:
         "envelope": {
             "success": {"ok": True, "apiVersion": API_VERSION, "type": "<type>", "data": {}},
             "failure": {
-                "ok": False, "apiVersion": API_VERSION, "error": "<message>",
-                "code": "ERR_*", "suggestions": [],
+                "ok": False,
+                "apiVersion": API_VERSION,
+                "error": "<message>",
+                "code": "ERR_*",
+                "suggestions": [],
             },
         },
         "global_flags": [p.describe() for p in GLOBAL_PARAMS],

@@ -50,7 +50,7 @@ _WRITE_FIELDS: Final = (
     Param("article_html", "caller-owned inner HTML of <article> instead of claim/body"),
 )
 
-COMMANDS: Final[tuple[Command, ...]] = (
+COMMANDS: tuple[Command, ...] = (
     Command(
         "manifest",
         "Every command, flag, response type, error code and environment variable.",
@@ -64,8 +64,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "One command's entry from the manifest.",
         "cli.help",
         f"{H}.meta:help_command",
-        params=(Param("command", "command words, e.g. `index rebuild`", positional=True,
-                      multiple=True),),
+        params=(
+            Param("command", "command words, e.g. `index rebuild`", positional=True, multiple=True),
+        ),
         needs_repo=False,
         errors=("ERR_UNKNOWN_COMMAND",),
         examples=("memhtml help search", "memhtml help index rebuild"),
@@ -76,8 +77,12 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "agents.doc",
         f"{H}.meta:agents_doc",
         params=(
-            Param("check", "fail (exit 1) when the file is stale instead of writing",
-                  type="bool", default=False),
+            Param(
+                "check",
+                "fail (exit 1) when the file is stale instead of writing",
+                type="bool",
+                default=False,
+            ),
             Param("out", "file to write or check (default AGENTS.md)", default="AGENTS.md"),
         ),
         needs_repo=False,
@@ -115,8 +120,12 @@ COMMANDS: Final[tuple[Command, ...]] = (
             Param("tag", "tag (repeatable)", multiple=True),
             Param("workspace", "file under projects/<workspace>/"),
             Param("path", "explicit path (root-relative, under a PARA bucket)"),
-            Param("strict_path", "fail instead of suffixing when --path is taken",
-                  type="bool", default=False),
+            Param(
+                "strict_path",
+                "fail instead of suffixing when --path is taken",
+                type="bool",
+                default=False,
+            ),
             Param("event_at", "when the fact happened (date or ISO instant)", metavar="DATE"),
             Param("importance", "importance 1..10", type="int"),
             Param("confidence", "confidence 0..1", type="float"),
@@ -125,8 +134,11 @@ COMMANDS: Final[tuple[Command, ...]] = (
             Param("turn_uuid", "provenance: turn uuid"),
         ),
         errors=(
-            "ERR_INVALID_MEMORY", "ERR_INVALID_PATH", "ERR_WRITE_CONFLICT",
-            "ERR_EMBED_MODEL_MISMATCH", "ERR_REPO_REQUIRED",
+            "ERR_INVALID_MEMORY",
+            "ERR_INVALID_PATH",
+            "ERR_WRITE_CONFLICT",
+            "ERR_EMBED_MODEL_MISMATCH",
+            "ERR_REPO_REQUIRED",
         ),
         examples=(
             'memhtml write --title "WAL admits one writer" --type semantic '
@@ -140,8 +152,12 @@ COMMANDS: Final[tuple[Command, ...]] = (
         f"{H}.store:apply",
         params=(
             Param("file", "JSONL file, or - for stdin (default -)", default="-"),
-            Param("continue_on_error", "commit the ops that succeed instead of none",
-                  type="bool", default=False),
+            Param(
+                "continue_on_error",
+                "commit the ops that succeed instead of none",
+                type="bool",
+                default=False,
+            ),
         ),
         errors=("ERR_INVALID_OP", "ERR_WRITE_CONFLICT", "ERR_REPO_REQUIRED"),
         examples=("memhtml apply --file ops.jsonl",),
@@ -192,8 +208,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
             Param("reason", "why (recorded in the commit message)"),
             Param("session_id", "provenance: agent session id"),
         ),
-        errors=("ERR_PATH_NOT_FOUND", "ERR_INVALID_MEMORY", "ERR_DIRTY_TREE",
-                "ERR_WRITE_CONFLICT"),
+        errors=("ERR_PATH_NOT_FOUND", "ERR_INVALID_MEMORY", "ERR_DIRTY_TREE", "ERR_WRITE_CONFLICT"),
     ),
     Command(
         "archive",
@@ -223,13 +238,18 @@ COMMANDS: Final[tuple[Command, ...]] = (
 
 
 _SEARCH_TUNING: Final = (
-    Param("weight", "arm weight override arm=value, e.g. recency=0.8 (repeatable)",
-          multiple=True, metavar="ARM=W"),
+    Param(
+        "weight",
+        "arm weight override arm=value, e.g. recency=0.8 (repeatable)",
+        multiple=True,
+        metavar="ARM=W",
+    ),
     Param("k", "RRF k (default 60, or the repo config's)", type="int"),
     Param("mmr_lambda", "MMR lambda in [0,1]; 1 = pure relevance order", type="float"),
 )
 
-COMMANDS = COMMANDS + (
+COMMANDS = (
+    *COMMANDS,
     Command(
         "search",
         "Ranked memories for a query: FTS + vector + recency + salience fused by RRF, then MMR.",
@@ -240,8 +260,9 @@ COMMANDS = COMMANDS + (
             Param("limit", "how many hits (1..500)", type="int", default=10),
             *_SCOPE,
             Param("facet", "facet filter name=value (repeatable)", multiple=True),
-            Param("explain", "per hit, each arm's rank and contribution", type="bool",
-                  default=False),
+            Param(
+                "explain", "per hit, each arm's rank and contribution", type="bool", default=False
+            ),
             *_SEARCH_TUNING,
             Param("embedder", "embedder for the query: local, fake, bedrock, off"),
         ),
@@ -271,10 +292,12 @@ COMMANDS = COMMANDS + (
         "memory.reinforced",
         f"{H}.query:reinforce",
         params=(
-            Param("paths", "memories that were used", positional=True, required=True,
-                  multiple=True),
-            Param("signal", "outcome", default="neutral",
-                  choices=("positive", "negative", "neutral")),
+            Param(
+                "paths", "memories that were used", positional=True, required=True, multiple=True
+            ),
+            Param(
+                "signal", "outcome", default="neutral", choices=("positive", "negative", "neutral")
+            ),
         ),
         errors=("ERR_INVALID_FLAG",),
     ),
@@ -322,10 +345,18 @@ COMMANDS = COMMANDS + (
         "index.report",
         f"{H}.index:rebuild",
         params=(
-            Param("embed", "embed after reprojecting (default: when an embedder is configured)",
-                  type="bool", default=None),
-            Param("force", "allow --no-embed over vectors, or a model change with --embed",
-                  type="bool", default=False),
+            Param(
+                "embed",
+                "embed after reprojecting (default: when an embedder is configured)",
+                type="bool",
+                default=None,
+            ),
+            Param(
+                "force",
+                "allow --no-embed over vectors, or a model change with --embed",
+                type="bool",
+                default=False,
+            ),
             Param("embedder", "embedder: local, fake, bedrock, off"),
         ),
         errors=("ERR_REBUILD_NO_EMBED_REFUSED", "ERR_EMBED_MODEL_MISMATCH", "ERR_GIT"),
@@ -363,7 +394,9 @@ COMMANDS = COMMANDS + (
 
 # Command groups that live beside their own modules join the one table here.
 # (eval commands)
-# (mcp commands)
+from memhtml.cli.commands_mcp import MCP_COMMANDS  # noqa: E402
+
+COMMANDS = COMMANDS + MCP_COMMANDS
 # (research commands)
 
 

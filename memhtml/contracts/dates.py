@@ -28,7 +28,8 @@ _LOOSE = re.compile(
 CANONICAL_INSTANT: Final = "%Y-%m-%dT%H:%M:%SZ"
 
 
-def _calendar_ok(y: int, m: int, d: int, hh: int = 0, mm: int = 0, ss: int = 0) -> bool:
+def _calendar_ok(y: int, m: int, d: int, *time: int) -> bool:
+    hh, mm, ss = (*time, 0, 0, 0)[:3]
     if y < 1:
         return False
     try:
@@ -87,7 +88,7 @@ def normalize_datetime(value: str) -> str | None:
         return None
     if not 1 <= moment.year <= 9999:
         return None
-    return moment.strftime(CANONICAL_INSTANT)
+    return format_instant(moment)
 
 
 def parse_datetime_input(value: str, *, field: str) -> str:
@@ -95,7 +96,8 @@ def parse_datetime_input(value: str, *, field: str) -> str:
     normalized = normalize_datetime(value)
     if normalized is None:
         raise InvalidMemoryError(
-            f"{field}: {value!r} is not a date (YYYY-MM-DD) or an ISO instant (YYYY-MM-DDThh:mm:ssZ)",
+            f"{field}: {value!r} is not a date (YYYY-MM-DD)"
+            " or an ISO instant (YYYY-MM-DDThh:mm:ssZ)",
             suggestions=["use 2026-07-28 or 2026-07-28T14:00:00Z"],
         )
     return normalized
@@ -105,7 +107,9 @@ def format_instant(moment: datetime) -> str:
     """A datetime as the canonical UTC instant (naive values are taken as UTC)."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime(CANONICAL_INSTANT)
+    m = moment.astimezone(UTC)
+    # strftime's %Y does not zero-pad years below 1000 on every platform.
+    return f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}Z"
 
 
 def as_datetime(value: str) -> datetime:

@@ -90,7 +90,7 @@ class PathNotFoundError(MemhtmlError):
 
 
 class InvalidPathError(MemhtmlError):
-    """A path is not a valid memory path (absolute, `..`, outside the buckets, escaping the root)."""
+    """Not a valid memory path: absolute, `..`, outside the buckets, or escaping the root."""
 
     code = "ERR_INVALID_PATH"
     summary = "the path is not a valid root-relative memory path"

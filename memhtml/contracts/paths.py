@@ -164,7 +164,7 @@ def para_of(path: str) -> str:
 
 
 def with_ordinal(path: str, ordinal: int) -> str:
-    """Splice a collision ordinal into the file stem: a/b.html, 2 -> a/b-2.html (slug budget kept)."""
+    """Splice a collision ordinal into the stem: a/b.html, 2 -> a/b-2.html (slug budget kept)."""
     if ordinal <= 1:
         return path
     head, _, name = path.rpartition("/")

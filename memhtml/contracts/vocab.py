@@ -139,7 +139,12 @@ DATETIME_METAS: Final[frozenset[str]] = frozenset(
 
 # Retrieval defaults (weights per arm, RRF k), shared by SQL and the notebooks.
 ARMS: Final[tuple[str, ...]] = ("fts", "vector", "recency", "salience")
-DEFAULT_WEIGHTS: Final[dict[str, float]] = {"fts": 1.0, "vector": 1.0, "recency": 0.5, "salience": 0.4}
+DEFAULT_WEIGHTS: Final[dict[str, float]] = {
+    "fts": 1.0,
+    "vector": 1.0,
+    "recency": 0.5,
+    "salience": 0.4,
+}
 DEFAULT_RRF_K: Final = 60
 
 # Limits on what one memory may be.

@@ -30,8 +30,10 @@ def mmr(
     A candidate without a vector has similarity 0 to everything. With lam >= 1
     the output is the input order. No doc is returned twice.
     """
-    seen: set[str] = set()
-    unique = [(d, s) for d, s in candidates if not (d in seen or seen.add(d))]
+    first: dict[str, float] = {}
+    for doc, score in candidates:
+        first.setdefault(doc, score)
+    unique = list(first.items())
     n = len(unique) if limit is None else min(limit, len(unique))
     if lam >= 1.0 or n <= 1:
         return [d for d, _ in unique[:n]]
@@ -49,10 +51,7 @@ def mmr(
     chosen: list[int] = []
     remaining = list(range(len(unique)))
     while remaining and len(chosen) < n:
-        if chosen:
-            penalty = np.where(np.isfinite(max_sim), max_sim, 0.0)
-        else:
-            penalty = np.zeros(len(unique))
+        penalty = np.where(np.isfinite(max_sim), max_sim, 0.0) if chosen else np.zeros(len(unique))
         best = max(remaining, key=lambda i: (lam * rel[i] - (1 - lam) * penalty[i], -i))
         chosen.append(best)
         remaining.remove(best)

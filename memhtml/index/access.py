@@ -51,8 +51,15 @@ def bump(
                     "UPDATE state.access SET access_count = ?, reinforcement_count = ?,"
                     " outcome_score = ?, last_accessed_at = ?, last_reinforced_at = ?,"
                     " updated_at = ? WHERE path = ?",
-                    (count + 1, reinforcements + 1, ewma(outcome, value, OUTCOME_EWMA_ALPHA),
-                     now, now, now, path),
+                    (
+                        count + 1,
+                        reinforcements + 1,
+                        ewma(outcome, value, OUTCOME_EWMA_ALPHA),
+                        now,
+                        now,
+                        now,
+                        path,
+                    ),
                 )
             else:
                 conn.execute(

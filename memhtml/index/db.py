@@ -113,7 +113,9 @@ def connect(index_path: Path, state_path: Path, *, read_only: bool = False) -> s
     index_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         conn = sqlite3.connect(
-            str(index_path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
+            str(index_path),
+            isolation_level=None,
+            timeout=BUSY_TIMEOUT_MS / 1000,
             check_same_thread=False,
         )
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -121,9 +123,7 @@ def connect(index_path: Path, state_path: Path, *, read_only: bool = False) -> s
         _configure(conn, "main")
         conn.execute("ATTACH DATABASE ? AS state", (str(state_path),))
         _configure(conn, "state")
-        conn.create_function(
-            "vector_distance_cos", 2, cosine_distance_blobs, deterministic=True
-        )
+        conn.create_function("vector_distance_cos", 2, cosine_distance_blobs, deterministic=True)
         conn.create_function("memhtml_rrf", 3, rrf_contribution_sql, deterministic=True)
         if not read_only:
             migrate(conn)

@@ -133,7 +133,7 @@ def _claim_space(conn: sqlite3.Connection, embedder: Embedder, root: Path) -> st
 def pending_chunks(
     conn: sqlite3.Connection, model: str | None, paths: Iterable[str] | None = None
 ) -> list[tuple[str, str, str]]:
-    """(chunk_id, content_hash, text) of chunks without a vector of `model`, one row per chunk id."""
+    """(chunk_id, content_hash, text) of chunks lacking a vector of `model`, one per chunk id."""
     base = (
         "SELECT c.chunk_id, c.content_hash, min(c.text) FROM chunks c"
         " LEFT JOIN embeddings e ON e.chunk_id = c.chunk_id"
@@ -206,7 +206,8 @@ def embed_missing(
                     "DELETE FROM embeddings WHERE chunk_id = ?", [(cid,) for cid, _, _ in batch]
                 )
                 conn.executemany(
-                    "INSERT INTO embeddings (chunk_id, content_hash, model, dim, vector, created_at)"
+                    "INSERT INTO embeddings"
+                    " (chunk_id, content_hash, model, dim, vector, created_at)"
                     " VALUES (?, ?, ?, ?, ?, ?)",
                     [
                         (cid, chash, embedder.model_id, embedder.dim, vector_to_blob(vec), clock)
@@ -228,7 +229,9 @@ def embed_missing(
     return report
 
 
-def sync_matrix(conn: sqlite3.Connection, root: Path, epoch: str | None = None) -> LoadedMatrix | None:
+def sync_matrix(
+    conn: sqlite3.Connection, root: Path, epoch: str | None = None
+) -> LoadedMatrix | None:
     """Bring the memory-mapped matrix up to the embeddings table and return it loaded."""
     from memhtml.domain.vectors import vector_from_blob
     from memhtml.embed.matrix import VectorMatrix

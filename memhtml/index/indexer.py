@@ -99,7 +99,9 @@ class Indexer:
 
     def watermark(self) -> str | None:
         """The commit the index has caught up to."""
-        row = self.conn.execute("SELECT head_sha, rebuilding FROM index_state WHERE id = 1").fetchone()
+        row = self.conn.execute(
+            "SELECT head_sha, rebuilding FROM index_state WHERE id = 1"
+        ).fetchone()
         return None if row is None or row[1] else row[0]
 
     def _take_left_hashes(self) -> set[str]:
@@ -114,7 +116,9 @@ class Indexer:
                 continue
             target = self.root / path
             try:
-                out[path] = target.read_bytes() if target.is_file() and not target.is_symlink() else None
+                out[path] = (
+                    target.read_bytes() if target.is_file() and not target.is_symlink() else None
+                )
             except OSError:
                 out[path] = None
         return out
@@ -133,7 +137,9 @@ class Indexer:
             self._left_hashes.add(old)
         writer.delete(self.conn, path)
 
-    def _store(self, path: str, data: bytes, sha: str | None, report: IndexReport, now: str) -> None:
+    def _store(
+        self, path: str, data: bytes, sha: str | None, report: IndexReport, now: str
+    ) -> None:
         old = writer.previous_hash(self.conn, path)
         if old is not None:
             self._left_hashes.add(old)
@@ -150,11 +156,20 @@ class Indexer:
         except sqlite3.IntegrityError as exc:
             self.conn.execute("ROLLBACK TO project_one")
             self.conn.execute("RELEASE project_one")
-            holder = self.conn.execute(
-                "SELECT path FROM files WHERE content_hash = ? AND archived = 0 AND path <> ?",
+            holder_row = self.conn.execute(
+                "SELECT path FROM files WHERE content_hash = ? AND archived = 0"
+                " AND memory_type <> 'task' AND path <> ?",
                 (parsed.proj.file["content_hash"], path),
             ).fetchone()
-            reason = f"duplicate content of {holder[0]}" if holder else f"constraint: {exc}"
+            if holder_row is not None and path < holder_row[0]:
+                # Among active duplicates the smallest path is indexed, as in a rebuild.
+                holder = str(holder_row[0])
+                self._delete(holder)
+                writer.record_skip(self.conn, holder, None, f"duplicate content of {path}")
+                report.skipped.append({"path": holder, "reason": f"duplicate content of {path}"})
+                self._store(path, data, sha, report, now)
+                return
+            reason = f"duplicate content of {holder_row[0]}" if holder_row else f"constraint: {exc}"
             self._delete(path)
             writer.record_skip(self.conn, path, sha, reason)
             report.skipped.append({"path": path, "reason": reason})
@@ -196,14 +211,16 @@ class Indexer:
             projections.append(parsed.proj)
 
         committed = [e for e in entries if e.path not in overlay]
+        sources: list[tuple[str, bytes | None, str | None]] = []
         for start in range(0, len(committed), CAT_BATCH):
             batch = committed[start : start + CAT_BATCH]
             blobs = self.git.cat_blobs(e.sha for e in batch)
-            for e in batch:
-                consider(e.path, blobs.get(e.sha), e.sha)
-        for path in sorted(overlay):
-            data = overlay[path]
-            consider(path, data, blob_sha(data) if data is not None else None)
+            sources += [(e.path, blobs.get(e.sha), e.sha) for e in batch]
+        for path, data in overlay.items():
+            sources.append((path, data, blob_sha(data) if data is not None else None))
+        # Path order decides which of two active duplicates is indexed (the smaller path).
+        for path, data, sha in sorted(sources, key=lambda s: s[0]):
+            consider(path, data, sha)
 
         with write_transaction(conn):
             conn.execute("UPDATE index_state SET rebuilding = 1 WHERE id = 1")
@@ -257,7 +274,8 @@ class Indexer:
         previous_overlay = {r[0] for r in conn.execute("SELECT path FROM worktree_overlay")}
         dirty = self._dirty_paths() if include_worktree else set()
         with write_transaction(conn):
-            for d in diff:
+            # Removals first, so content that moved is never a duplicate of its old self.
+            for d in sorted(diff, key=lambda d: d.status not in ("D", "R")):
                 if d.status == "R" and d.old_path is not None:
                     if indexable(d.old_path) and indexable(d.path):
                         if writer.move(conn, d.old_path, d.path):
@@ -276,26 +294,41 @@ class Indexer:
                 if got is None:
                     self._delete(d.path)
                     continue
-                sha, data = got
-                self._store(d.path, data, sha, report, now)
+                self._store(d.path, got[1], got[0], report, now)
             if include_worktree:
-                for path, data in self._read_worktree(previous_overlay | dirty).items():
-                    if data is None:
+                current = self._read_worktree(previous_overlay | dirty)
+                for path, content in sorted(current.items(), key=lambda kv: kv[1] is not None):
+                    if content is None:
                         if conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone():
                             report.deleted += 1
                         self._delete(path)
                     else:
-                        self._store(path, data, blob_sha(data), report, now)
+                        self._store(path, content, blob_sha(content), report, now)
                 conn.execute("DELETE FROM worktree_overlay")
                 conn.executemany(
                     "INSERT INTO worktree_overlay (path) VALUES (?)", [(p,) for p in sorted(dirty)]
                 )
+            self._retry_duplicates(report, now)
             writer.drop_orphan_embeddings(conn, self._take_left_hashes())
             conn.execute(
                 "UPDATE index_state SET head_sha = ?, updated_at = ? WHERE id = 1", (head, now)
             )
         report.elapsed_ms = (time.perf_counter() - started) * 1000
         return report
+
+    def _retry_duplicates(self, report: IndexReport, now: str) -> None:
+        """Index files skipped as duplicates whose holder is gone (a rebuild would index them)."""
+        rows = self.conn.execute(
+            "SELECT s.path FROM skipped_files s WHERE s.reason LIKE 'duplicate content of %'"
+            " AND NOT EXISTS (SELECT 1 FROM files f WHERE f.path = substr(s.reason, 22))"
+            " ORDER BY s.path"
+        ).fetchall()
+        for (path,) in rows:
+            data = self._read_worktree([path]).get(path)
+            if data is None:
+                writer.clear_skip(self.conn, [path])
+            else:
+                self._store(path, data, blob_sha(data), report, now)
 
     def _cat_by_name(self, names: Sequence[str]) -> dict[str, tuple[str, bytes]]:
         """`<commit>:<path>` names to (blob sha, bytes), one subprocess per batch."""
@@ -337,7 +370,7 @@ class Indexer:
         now = self.clock()
         conn = self.conn
         with write_transaction(conn):
-            for path, data, moved_from in changes:
+            for path, data, moved_from in sorted(changes, key=lambda c: c[1] is not None):
                 if moved_from is not None and indexable(moved_from):
                     if writer.move(conn, moved_from, path):
                         report.moved += 1
@@ -351,6 +384,7 @@ class Indexer:
                     report.deleted += 1
                 else:
                     self._store(path, data, blob_sha(data), report, now)
+            self._retry_duplicates(report, now)
             writer.drop_orphan_embeddings(conn, self._take_left_hashes())
             conn.execute(
                 "UPDATE index_state SET head_sha = ?, updated_at = ? WHERE id = 1", (new_head, now)

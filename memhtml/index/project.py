@@ -80,7 +80,7 @@ def _unique(values: list[Any]) -> tuple[Any, ...]:
 
 
 def disclosure_text(doc: MemoryDocument) -> str:
-    """What recall may quote: the claim, summaries, facets and citations; never details or asides."""
+    """What recall may quote: claim, summaries, facets, citations; never details or asides."""
     parts = [doc.gist, *doc.summaries]
     parts += [f"{f.name}: {f.value}" for f in doc.facets]
     parts += [c.text for c in doc.citations]

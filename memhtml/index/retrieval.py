@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.contracts.errors import InvalidFlagError
-from memhtml.contracts.vocab import ARMS, DEFAULT_RRF_K, DEFAULT_WEIGHTS, PEOPLE_DIR
+from memhtml.contracts.vocab import ARMS, DEFAULT_WEIGHTS, PEOPLE_DIR
 from memhtml.domain.salience import salience_sql
 from memhtml.index.scope import Scope
 
@@ -40,10 +40,75 @@ MAX_LIMIT: Final = 500
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 # Words that match nearly every memory: they cost time in BM25 and add no rank.
 STOPWORDS: Final = frozenset(
-    """a an and are as at be been but by can could did do does for from had has have he her
-    his how i if in into is it its me my no not of on or our she so than that the their them
-    then there these they this to us was we were what when where which who why will with would
-    you your""".split()
+    (
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    )
 )
 
 
@@ -160,9 +225,13 @@ def vector_candidates(
         where, params = scope.sql("f")
         allowed = [
             matrix_key(r[0]).encode("ascii")
-            for r in conn.execute(f"SELECT DISTINCT f.content_hash FROM files f WHERE {where}", params)
+            for r in conn.execute(
+                f"SELECT DISTINCT f.content_hash FROM files f WHERE {where}", params
+            )
         ]
-        mask = np.isin(keys, np.array(allowed, dtype=keys.dtype)) if allowed else np.zeros(rows, bool)
+        mask = (
+            np.isin(keys, np.array(allowed, dtype=keys.dtype)) if allowed else np.zeros(rows, bool)
+        )
         sims = np.where(mask, sims, -np.inf)
     take = min(rows, max(want * VECTOR_OVERSAMPLE, want))
     top = np.argpartition(-sims, take - 1)[:take] if take < rows else np.arange(rows)
@@ -291,10 +360,16 @@ def fused_rows(
         return [], []
     # Named and positional parameters cannot mix: inline the scope parameters by name.
     named: dict[str, Any] = {
-        "fts_q": match, "arm_limit": arm_limit, "k": k, "pool": pool, "now": now,
+        "fts_q": match,
+        "arm_limit": arm_limit,
+        "k": k,
+        "pool": pool,
+        "now": now,
         "vec": json.dumps(vector or []),
-        "w_fts": weights.get("fts", 0.0), "w_vector": weights.get("vector", 0.0),
-        "w_recency": weights.get("recency", 0.0), "w_salience": weights.get("salience", 0.0),
+        "w_fts": weights.get("fts", 0.0),
+        "w_vector": weights.get("vector", 0.0),
+        "w_recency": weights.get("recency", 0.0),
+        "w_salience": weights.get("salience", 0.0),
     }
     named.update(where_params)
     return conn.execute(sql, named).fetchall(), arms
@@ -313,8 +388,23 @@ def rows_to_hits(
     terms = [t.lower() for t in _TOKEN.findall(query) if t.lower() not in STOPWORDS]
     hits: list[Hit] = []
     for row in rows:
-        (path, title, gist, mtype, score, conf, updated, event, sup, chash, body,
-         fr, vr, rr, sr) = row
+        (
+            path,
+            title,
+            gist,
+            mtype,
+            score,
+            conf,
+            updated,
+            event,
+            sup,
+            chash,
+            body,
+            fr,
+            vr,
+            rr,
+            sr,
+        ) = row
         arms = None
         if explain:
             arms = {}
@@ -327,9 +417,18 @@ def rows_to_hits(
                     }
         hits.append(
             Hit(
-                path=path, title=title, gist=gist, memory_type=mtype, score=float(score),
-                confidence=conf, updated_at=updated, event_at=event,
-                snippet=_snippet(body, terms), superseded_by=sup, content_hash=chash, arms=arms,
+                path=path,
+                title=title,
+                gist=gist,
+                memory_type=mtype,
+                score=float(score),
+                confidence=conf,
+                updated_at=updated,
+                event_at=event,
+                snippet=_snippet(body, terms),
+                superseded_by=sup,
+                content_hash=chash,
+                arms=arms,
             )
         )
     return hits

@@ -55,7 +55,8 @@ def _insert_children(conn: sqlite3.Connection, projs: Sequence[Projection], crea
         [(p.path, a) for p in projs for a in p.aliases],
     )
     conn.executemany(
-        "INSERT INTO file_facets (path, ordinal, name, value, numeric_value) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO file_facets (path, ordinal, name, value, numeric_value)"
+        " VALUES (?, ?, ?, ?, ?)",
         [(p.path, *f) for p in projs for f in p.facets],
     )
     conn.executemany(
@@ -65,12 +66,20 @@ def _insert_children(conn: sqlite3.Connection, projs: Sequence[Projection], crea
     conn.executemany(
         "INSERT OR IGNORE INTO edges (src_path, dst_path, rel, edge_class, derived, provenance,"
         " created_at) VALUES (?, ?, ?, ?, 0, 'authored', ?)",
-        [(p.path, d, r, c, p.file["created_at"] or created) for p in projs for (d, r, c) in p.edges],
+        [
+            (p.path, d, r, c, p.file["created_at"] or created)
+            for p in projs
+            for (d, r, c) in p.edges
+        ],
     )
     conn.executemany(
         "INSERT OR IGNORE INTO chunks (path, ordinal, content_hash, chunk_id, text)"
         " VALUES (?, ?, ?, ?, ?)",
-        [(p.path, o, p.file["content_hash"], cid, text) for p in projs for (o, cid, text) in p.chunks],
+        [
+            (p.path, o, p.file["content_hash"], cid, text)
+            for p in projs
+            for (o, cid, text) in p.chunks
+        ],
     )
 
 

@@ -18,8 +18,9 @@ MAX_LINE_BYTES = 4 * 1024 * 1024
 def _describe(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors()[:3]:
-        where = ".".join(str(x) for x in err.get("loc", ()) if x not in ("write", "correct",
-                                                                          "archive", "link"))
+        where = ".".join(
+            str(x) for x in err.get("loc", ()) if x not in ("write", "correct", "archive", "link")
+        )
         parts.append(f"{where or 'op'}: {err.get('msg', 'invalid')}")
     return "; ".join(parts)
 
@@ -49,7 +50,9 @@ def parse_jsonl(text: str) -> list[AnyOp]:
         if not stripped or stripped.startswith("#"):
             continue
         if len(stripped) > MAX_LINE_BYTES:
-            raise InvalidOpError(f"line {n}: longer than {MAX_LINE_BYTES} bytes", details={"line": n})
+            raise InvalidOpError(
+                f"line {n}: longer than {MAX_LINE_BYTES} bytes", details={"line": n}
+            )
         try:
             raw_ops.append(json.loads(stripped))
         except json.JSONDecodeError as exc:

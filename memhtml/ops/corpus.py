@@ -53,8 +53,9 @@ class BatchOutcome:
         """Counts by outcome."""
         return {
             "total": len(self.results),
-            "written": sum(1 for r in self.results if r["ok"] and not r.get("skipped")
-                           and not r.get("deduped")),
+            "written": sum(
+                1 for r in self.results if r["ok"] and not r.get("skipped") and not r.get("deduped")
+            ),
             "deduped": sum(1 for r in self.results if r.get("deduped")),
             "failed": sum(1 for r in self.results if not r["ok"] and not r.get("skipped")),
             "skipped": sum(1 for r in self.results if r.get("skipped")),
@@ -210,12 +211,25 @@ class Corpus:
         self.close()
 
     # -- index sync --------------------------------------------------------------
-    def sync(self) -> IndexReport | None:
-        """Catch the index up with HEAD when commits landed behind its back."""
+    def sync(self, *, embed: bool = True) -> IndexReport | None:
+        """Catch the index up with HEAD when commits landed behind its back.
+
+        The paths it reprojects are embedded right away (when the embedder is
+        available and matches the index), so a hand commit never leaves chunks
+        without vectors that a rebuild would have.
+        """
         watermark = self.indexer.watermark()
-        if watermark is None or watermark != self.git.head_fast():
-            return self.indexer.update(include_worktree=False)
-        return None
+        if watermark is not None and watermark == self.git.head_fast():
+            return None
+        report = self.indexer.update(include_worktree=False)
+        embedder = self.embedder if embed else None
+        if report.touched and embedder is not None:
+            from memhtml.index.embedding import embed_missing, space_matches
+
+            if space_matches(self.conn, embedder):
+                paths = None if report.mode == "rebuild" else report.touched
+                embed_missing(self.conn, embedder, self.root, paths=paths, clock=self.clock())
+        return report
 
     def catch_up(self) -> bool:
         """Before a read: bring the index up to HEAD if commits landed behind its back.
@@ -257,14 +271,19 @@ class Corpus:
             def is_dirty(path: str) -> bool:
                 if "paths" not in dirty_cache:
                     dirty_cache["paths"] = {
-                        p for e in self.git.status(("projects/", "areas/", "resources/", "archive/"))
-                        for p in (e.path, e.old_path) if p
+                        p
+                        for e in self.git.status(("projects/", "areas/", "resources/", "archive/"))
+                        for p in (e.path, e.old_path)
+                        if p
                     }
                 return path in dirty_cache["paths"]
 
             planner = Planner(
-                view=view, now=now, year=int(now[:4]),
-                active_path_for_hash=self._active_path_for_hash, is_dirty=is_dirty,
+                view=view,
+                now=now,
+                year=int(now[:4]),
+                active_path_for_hash=self._active_path_for_hash,
+                is_dirty=is_dirty,
             )
             results: list[dict[str, Any]] = []
             failure: MemhtmlError | None = None
@@ -275,21 +294,36 @@ class Corpus:
                 try:
                     payload = self._plan(planner, op)
                 except MemhtmlError as exc:
-                    results.append({
-                        "index": i, "op": op.op, "ok": False, "skipped": False,
-                        "code": exc.code, "error": exc.message, **({"details": exc.details}
-                                                                   if exc.details else {}),
-                    })
+                    results.append(
+                        {
+                            "index": i,
+                            "op": op.op,
+                            "ok": False,
+                            "skipped": False,
+                            "code": exc.code,
+                            "error": exc.message,
+                            **({"details": exc.details} if exc.details else {}),
+                        }
+                    )
                     failure = failure or exc
                     continue
                 changed = bool(payload.get("created", True)) and not payload.get("deduped")
-                results.append({"index": i, "op": op.op, "ok": True, "skipped": False,
-                                "changed": changed, **payload})
+                results.append(
+                    {
+                        "index": i,
+                        "op": op.op,
+                        "ok": True,
+                        "skipped": False,
+                        "changed": changed,
+                        **payload,
+                    }
+                )
             if failure is not None and not continue_on_error:
                 # Nothing lands: planned paths would mislead, so skipped ops carry none.
                 results = [
-                    r if not r["ok"] else {"index": r["index"], "op": r["op"], "ok": False,
-                                           "skipped": True}
+                    r
+                    if not r["ok"]
+                    else {"index": r["index"], "op": r["op"], "ok": False, "skipped": True}
                     for r in results
                 ]
                 return BatchOutcome(results, None, aborted=True, failure=failure)
@@ -313,7 +347,10 @@ class Corpus:
                 from memhtml.index.embedding import embed_missing
 
                 vec = embed_missing(
-                    self.conn, embedder, self.root, paths=[c.path for c in changes if c.content],
+                    self.conn,
+                    embedder,
+                    self.root,
+                    paths=[c.path for c in changes if c.content],
                     clock=now,
                 )
                 outcome.vectors = vec.to_data()
@@ -327,7 +364,9 @@ class Corpus:
             "embedded": 0,
             "pending": None,
             "model": None,
-            "error": f"{error.code}: {error.message}" if error else "embedder off (MEMHTML_EMBED=off)",
+            "error": f"{error.code}: {error.message}"
+            if error
+            else "embedder off (MEMHTML_EMBED=off)",
         }
 
     def _plan(self, planner: Any, op: AnyOp) -> dict[str, Any]:
@@ -351,8 +390,11 @@ class Corpus:
         outcome = self.run_ops([op])
         if outcome.failure is not None:
             raise outcome.failure
-        result = {k: v for k, v in outcome.results[0].items()
-                  if k not in ("index", "op", "ok", "skipped", "changed")}
+        result = {
+            k: v
+            for k, v in outcome.results[0].items()
+            if k not in ("index", "op", "ok", "skipped", "changed")
+        }
         result["commit_sha"] = outcome.commit_sha
         result["vectors"] = outcome.vectors
         return result
@@ -361,7 +403,7 @@ class Corpus:
         self,
         title: str,
         claim: str | None = None,
-        type: str = "semantic",  # noqa: A002 - the documented keyword
+        type: str = "semantic",
         body: str | Sequence[str] | None = None,
         **metas: Any,
     ) -> dict[str, Any]:
@@ -369,13 +411,13 @@ class Corpus:
         fields: dict[str, Any] = {"title": title, "type": type, "claim": claim, **metas}
         if body is not None:
             fields["body"] = [body] if isinstance(body, str) else list(body)
-        return self._single(parse_op({"op": "write", **fields}))  # type: ignore[arg-type]
+        return self._single(parse_op({"op": "write", **fields}))
 
     def correct(self, path: str, **fields: Any) -> dict[str, Any]:
         """Replace a memory and archive the original, linked both ways, in one commit."""
         if isinstance(fields.get("body"), str):
             fields["body"] = [fields["body"]]
-        return self._single(parse_op({"op": "correct", "target_path": path, **fields}))  # type: ignore[arg-type]
+        return self._single(parse_op({"op": "correct", "target_path": path, **fields}))
 
     def archive(self, path: str, reason: str | None = None) -> dict[str, Any]:
         """Move a memory into archive/<YYYY>/<path> (git mv, never a delete)."""
@@ -394,13 +436,15 @@ class Corpus:
         return self.run_ops(validate_ops(ops), continue_on_error=continue_on_error)
 
     # -- reads and queries live in their own modules -------------------------------
-    def read(self, path: str, *, bump: bool = True, session_id: str | None = None) -> dict[str, Any]:
+    def read(
+        self, path: str, *, bump: bool = True, session_id: str | None = None
+    ) -> dict[str, Any]:
         """One memory in full; counts as an access (salience) unless bump=False."""
         from memhtml.ops.reads import read_memory
 
         return read_memory(self, path, bump=bump)
 
-    def list(self, **filters: Any) -> dict[str, Any]:  # noqa: A003 - the documented name
+    def list(self, **filters: Any) -> dict[str, Any]:
         """A page of memories by type, workspace, tag, entity or bucket."""
         from memhtml.ops.reads import list_memories
 
@@ -409,6 +453,7 @@ class Corpus:
     def search(
         self,
         query: str,
+        *,
         limit: int = 10,
         weights: Mapping[str, float] | None = None,
         k: int | None = None,
@@ -419,8 +464,16 @@ class Corpus:
         """Four arms fused by RRF in one statement, then MMR. Never bumps salience."""
         from memhtml.ops.query import search
 
-        return search(self, query, limit=limit, weights=weights, k=k, mmr_lambda=mmr_lambda,
-                      explain=explain, **filters)
+        return search(
+            self,
+            query,
+            limit=limit,
+            weights=weights,
+            k=k,
+            mmr_lambda=mmr_lambda,
+            explain=explain,
+            **filters,
+        )
 
     def recall(self, query: str, budget: int = 16000, **filters: Any) -> dict[str, Any]:
         """A disclosure pack under a character budget."""

@@ -29,14 +29,16 @@ def validate_files(paths: Sequence[str], repo: str | None = None) -> dict[str, A
         if not target.is_file():
             raise PathNotFoundError(f"no file at {raw}")
         doc = parse_memory(target.read_bytes())
-        files.append({
-            "path": raw,
-            "ok": doc.ok,
-            "memory_type": doc.memory_type,
-            "content_hash": doc.content_hash if doc.ok else None,
-            "violations": [{"code": v.code, "message": v.message} for v in doc.violations],
-            "warnings": [{"code": w.code, "message": w.message} for w in doc.warnings],
-        })
+        files.append(
+            {
+                "path": raw,
+                "ok": doc.ok,
+                "memory_type": doc.memory_type,
+                "content_hash": doc.content_hash if doc.ok else None,
+                "violations": [{"code": v.code, "message": v.message} for v in doc.violations],
+                "warnings": [{"code": w.code, "message": w.message} for w in doc.warnings],
+            }
+        )
     return {"mode": "files", "files": files, "healthy": all(f["ok"] for f in files)}
 
 
@@ -46,13 +48,15 @@ def status(corpus: Corpus) -> dict[str, Any]:
     conn = corpus.conn
     head = corpus.git.head()
     dirty = sorted({e.path for e in corpus.git.status()})
-    counts = dict(conn.execute(
-        "SELECT memory_type, count(*) FROM files WHERE archived = 0 GROUP BY memory_type"
-        " ORDER BY memory_type"
-    ).fetchall())
-    buckets = dict(conn.execute(
-        "SELECT para, count(*) FROM files GROUP BY para ORDER BY para"
-    ).fetchall())
+    counts = dict(
+        conn.execute(
+            "SELECT memory_type, count(*) FROM files WHERE archived = 0 GROUP BY memory_type"
+            " ORDER BY memory_type"
+        ).fetchall()
+    )
+    buckets = dict(
+        conn.execute("SELECT para, count(*) FROM files GROUP BY para ORDER BY para").fetchall()
+    )
     index = corpus.index.status()
     return {
         "root": str(corpus.root),
@@ -86,25 +90,34 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
     for path in sorted(_tree_memory_paths(root)):
         doc = parse_memory((root / path).read_bytes())
         if not doc.ok:
-            unparseable.append({
-                "path": path,
-                "violations": [{"code": v.code, "message": v.message} for v in doc.violations],
-            })
+            unparseable.append(
+                {
+                    "path": path,
+                    "violations": [{"code": v.code, "message": v.message} for v in doc.violations],
+                }
+            )
         elif doc.warnings:
-            warnings.append({"path": path,
-                             "warnings": [{"code": w.code, "message": w.message}
-                                          for w in doc.warnings]})
+            warnings.append(
+                {
+                    "path": path,
+                    "warnings": [{"code": w.code, "message": w.message} for w in doc.warnings],
+                }
+            )
     dangling = []
     for src, rel, dst in conn.execute(
         "SELECT e.src_path, e.rel, e.dst_path FROM edges e WHERE e.derived = 0 AND NOT EXISTS"
         " (SELECT 1 FROM files f WHERE f.path = e.dst_path) ORDER BY e.src_path, e.rel, e.dst_path"
     ):
-        dangling.append({"src_path": src, "rel": rel, "dst_path": dst,
-                         "rewrite_to": _archived_form(conn, dst)})
-    orphans = [r[0] for r in conn.execute(
-        "SELECT a.path FROM state.access a WHERE NOT EXISTS"
-        " (SELECT 1 FROM files f WHERE f.path = a.path) ORDER BY a.path"
-    )]
+        dangling.append(
+            {"src_path": src, "rel": rel, "dst_path": dst, "rewrite_to": _archived_form(conn, dst)}
+        )
+    orphans = [
+        r[0]
+        for r in conn.execute(
+            "SELECT a.path FROM state.access a WHERE NOT EXISTS"
+            " (SELECT 1 FROM files f WHERE f.path = a.path) ORDER BY a.path"
+        )
+    ]
     inbox = conn.execute(
         "SELECT count(*) FROM files WHERE archived = 0 AND path LIKE 'areas/inbox/%'"
         " AND memory_type <> 'task'"
@@ -114,8 +127,12 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
     dirty = sorted({e.path for e in corpus.git.status(PREFIXES)})
     coverage = vs["coverage"]
     healthy = (
-        not unparseable and not dangling and not orphans and not warnings
-        and index["index_fresh"] and inbox <= INBOX_WARN_DEPTH
+        not unparseable
+        and not dangling
+        and not orphans
+        and not warnings
+        and index["index_fresh"]
+        and inbox <= INBOX_WARN_DEPTH
         and (vs["model"] is None or vs["matches"])
     )
     return {

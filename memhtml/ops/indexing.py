@@ -39,9 +39,15 @@ class IndexFacade:
             from memhtml.index.embedding import mismatch_error
 
             err = mismatch_error(c.conn, embedder)
-            return EmbedReport(model=embedder.model_id, error=f"{err.code}: {err.message}").to_data()
+            return EmbedReport(
+                model=embedder.model_id, error=f"{err.code}: {err.message}"
+            ).to_data()
         report = embed_missing(
-            c.conn, embedder, c.root, paths=paths, clock=c.clock(),
+            c.conn,
+            embedder,
+            c.root,
+            paths=paths,
+            clock=c.clock(),
             progress=self._progress(progress),
         )
         return report.to_data()
@@ -80,9 +86,12 @@ class IndexFacade:
             report = c.indexer.rebuild()
             data = report.to_data()
             if embed is False:
-                data["vectors"] = {"embedded": 0, "pending": len(pending_chunks(
-                    c.conn, stored_space(c.conn)[0])), "model": stored_space(c.conn)[0],
-                    "error": None}
+                data["vectors"] = {
+                    "embedded": 0,
+                    "pending": len(pending_chunks(c.conn, stored_space(c.conn)[0])),
+                    "model": stored_space(c.conn)[0],
+                    "error": None,
+                }
             elif embedder is None and embed is True:
                 data["vectors"] = c._vectors_off()
             else:
@@ -112,8 +121,12 @@ class IndexFacade:
         check_space(c.conn, embedder)
         pending = len(pending_chunks(c.conn, embedder.model_id))
         if dry_run:
-            return {"mode": "embed", "dry_run": True, "pending": pending,
-                    "model": embedder.model_id}
+            return {
+                "mode": "embed",
+                "dry_run": True,
+                "pending": pending,
+                "model": embedder.model_id,
+            }
         with c.lock.hold():
             report = embed_missing(
                 c.conn, embedder, c.root, clock=c.clock(), progress=self._progress(progress)
@@ -148,8 +161,9 @@ class IndexFacade:
             "edges": one("SELECT count(*) FROM edges"),
             "derived_edges": one("SELECT count(*) FROM edges WHERE derived = 1"),
             "tags": one("SELECT count(DISTINCT tag) FROM file_tags"),
-            "entities": one("SELECT count(*) FROM (SELECT DISTINCT entity_type, entity_name"
-                            " FROM file_entities)"),
+            "entities": one(
+                "SELECT count(*) FROM (SELECT DISTINCT entity_type, entity_name FROM file_entities)"
+            ),
             "access_rows": one("SELECT count(*) FROM state.access"),
             "vector_space": {
                 "model": model,
@@ -161,7 +175,10 @@ class IndexFacade:
                 "coverage": (have / total) if total else None,
                 "chunks_with_vectors": have,
                 "chunks_active": total,
-                "embedder_error": (f"{c.embedder_error.code}: {c.embedder_error.message}"
-                                   if c.embedder_error else None),
+                "embedder_error": (
+                    f"{c.embedder_error.code}: {c.embedder_error.message}"
+                    if c.embedder_error
+                    else None
+                ),
             },
         }

@@ -49,8 +49,19 @@ def repo_retrieval_config(root: Path) -> dict[str, Any]:
 
 
 def _scope(filters: Mapping[str, Any]) -> Scope:
-    known = {"type", "types", "memory_types", "workspace", "tag", "tags", "entity",
-             "include_archived", "as_of", "facet", "facets"}
+    known = {
+        "type",
+        "types",
+        "memory_types",
+        "workspace",
+        "tag",
+        "tags",
+        "entity",
+        "include_archived",
+        "as_of",
+        "facet",
+        "facets",
+    }
     unknown = set(filters) - known
     if unknown:
         raise InvalidFlagError(f"unknown filter(s): {', '.join(sorted(unknown))}")
@@ -58,8 +69,12 @@ def _scope(filters: Mapping[str, Any]) -> Scope:
     tags = filters.get("tag") or filters.get("tags")
     facets = filters.get("facet") or filters.get("facets")
     return Scope.build(
-        types=types, workspace=filters.get("workspace"), tags=tags, entity=filters.get("entity"),
-        include_archived=bool(filters.get("include_archived")), as_of=filters.get("as_of"),
+        types=types,
+        workspace=filters.get("workspace"),
+        tags=tags,
+        entity=filters.get("entity"),
+        include_archived=bool(filters.get("include_archived")),
+        as_of=filters.get("as_of"),
         facets=[facets] if isinstance(facets, str) else facets,
     )
 
@@ -87,10 +102,15 @@ def query_vector(
     have, total = coverage(corpus.conn)
     share = have / total if total else 1.0
     if share < coverage_floor():
-        return None, (
-            f"only {share:.0%} of chunks have vectors (floor {coverage_floor():.0%});"
-            " run memhtml index embed"
-        ), share, None
+        return (
+            None,
+            (
+                f"only {share:.0%} of chunks have vectors (floor {coverage_floor():.0%});"
+                " run memhtml index embed"
+            ),
+            share,
+            None,
+        )
     try:
         qvec = embedder.embed_query(query)
     except MemhtmlError as exc:
@@ -109,8 +129,7 @@ def _content_vectors(corpus: Corpus, hashes: Sequence[str]) -> dict[str, Any]:
         return out
     marks = ",".join("?" for _ in hashes)
     for chash, blob in corpus.conn.execute(
-        f"SELECT content_hash, vector FROM embeddings WHERE content_hash IN ({marks})"
-        " ORDER BY seq",
+        f"SELECT content_hash, vector FROM embeddings WHERE content_hash IN ({marks}) ORDER BY seq",
         list(hashes),
     ):
         out.setdefault(chash, vector_from_blob(blob))
@@ -148,8 +167,15 @@ def search(
     candidates, reason, share, qvec = query_vector(corpus, query, w, scope, arm_limit)
     pool = limit * POOL_FACTOR if lam is not None and lam < 1.0 else limit
     rows, arms = fused_rows(
-        corpus.conn, query, scope=scope, weights=w, k=k_value, vector=candidates,
-        now=corpus.clock(), pool=pool, arm_limit=arm_limit,
+        corpus.conn,
+        query,
+        scope=scope,
+        weights=w,
+        k=k_value,
+        vector=candidates,
+        now=corpus.clock(),
+        pool=pool,
+        arm_limit=arm_limit,
     )
     hits = rows_to_hits(rows, query, w, k_value, explain)
     if lam is not None and lam < 1.0 and qvec is not None and len(hits) > 1:
@@ -157,15 +183,24 @@ def search(
         order = mmr(
             [(h.path, h.score) for h in hits],
             {h.path: vectors[h.content_hash] for h in hits if h.content_hash in vectors},
-            lam=lam, limit=limit,
+            lam=lam,
+            limit=limit,
         )
         by_path = {h.path: h for h in hits}
         hits = [by_path[p] for p in order]
     hits = hits[:limit]
     _attach_entities(corpus, hits)
     result = SearchResult(
-        query=query, hits=hits, degraded=reason is not None, degraded_reason=reason,
-        arms=arms, weights=w, k=k_value, mmr_lambda=lam, vector_coverage=share, index_fresh=fresh,
+        query=query,
+        hits=hits,
+        degraded=reason is not None,
+        degraded_reason=reason,
+        arms=arms,
+        weights=w,
+        k=k_value,
+        mmr_lambda=lam,
+        vector_coverage=share,
+        index_fresh=fresh,
     )
     return result
 
@@ -203,8 +238,10 @@ def fold_disclosure(
         names = c.get("entity_names", [])
         capped = any(per_entity.get(n, 0) >= max_per_entity for n in names)
         if capped or spent + len(text) > budget:
-            index_lines.append({k: c[k] for k in ("path", "title", "gist", "memory_type")}
-                               | {"why": "entity cap" if capped else "budget"})
+            index_lines.append(
+                {k: c[k] for k in ("path", "title", "gist", "memory_type")}
+                | {"why": "entity cap" if capped else "budget"}
+            )
             continue
         spent += len(text)
         for n in names:
@@ -224,7 +261,9 @@ def fold_disclosure(
     }
 
 
-def recall(corpus: Corpus, query: str, *, budget: int = MEMORY_BODY_BUDGET, **filters: Any) -> dict[str, Any]:
+def recall(
+    corpus: Corpus, query: str, *, budget: int = MEMORY_BODY_BUDGET, **filters: Any
+) -> dict[str, Any]:
     """A disclosure pack: arcs and memories folded separately under their budgets."""
     if budget < 0:
         raise InvalidFlagError("budget must be >= 0")
@@ -233,8 +272,14 @@ def recall(corpus: Corpus, query: str, *, budget: int = MEMORY_BODY_BUDGET, **fi
     w = resolve_weights(repo_retrieval_config(corpus.root).get("weights"))
     candidates, reason, _, _ = query_vector(corpus, query, w, scope, ARM_LIMIT)
     rows, _ = fused_rows(
-        corpus.conn, query, scope=scope, weights=w, k=DEFAULT_RRF_K, vector=candidates,
-        now=corpus.clock(), pool=RECALL_POOL,
+        corpus.conn,
+        query,
+        scope=scope,
+        weights=w,
+        k=DEFAULT_RRF_K,
+        vector=candidates,
+        now=corpus.clock(),
+        pool=RECALL_POOL,
     )
     paths = [r[0] for r in rows]
     extra: dict[str, tuple[str, int]] = {}
@@ -254,8 +299,15 @@ def recall(corpus: Corpus, query: str, *, budget: int = MEMORY_BODY_BUDGET, **fi
     for r in rows:
         path, title, gist, mtype = r[0], r[1], r[2], r[3]
         disclosure, folds = extra.get(path, (gist, 0))
-        c = {"path": path, "title": title, "gist": gist, "memory_type": mtype,
-             "body": disclosure, "folds": folds, "entity_names": sorted(names.get(path, []))}
+        c = {
+            "path": path,
+            "title": title,
+            "gist": gist,
+            "memory_type": mtype,
+            "body": disclosure,
+            "folds": folds,
+            "entity_names": sorted(names.get(path, [])),
+        }
         (arcs if mtype == "arc" else memories).append(c)
     arc_fold = fold_disclosure(arcs, ARC_BODY_BUDGET)
     memory_fold = fold_disclosure(memories, budget)

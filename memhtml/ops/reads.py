@@ -85,7 +85,7 @@ def existing_paths(corpus: Corpus, paths: Sequence[str]) -> list[str]:
 def list_memories(
     corpus: Corpus,
     *,
-    type: Sequence[str] | str | None = None,  # noqa: A002 - mirrors the flag
+    type: Sequence[str] | str | None = None,
     workspace: str | None = None,
     tag: str | None = None,
     entity: str | None = None,
@@ -103,7 +103,10 @@ def list_memories(
     corpus.catch_up()
     types = [type] if isinstance(type, str) else list(type or [])
     scope = Scope.build(
-        types=types, workspace=workspace, tags=[tag] if tag else None, entity=entity,
+        types=types,
+        workspace=workspace,
+        tags=[tag] if tag else None,
+        entity=entity,
         include_archived=include_archived or para == "archive",
     )
     where, params = scope.sql("f")
@@ -125,8 +128,15 @@ def list_memories(
     page = rows[:limit]
     files = [
         {
-            "path": r[0], "title": r[1], "gist": r[2], "memory_type": r[3], "workspace": r[4],
-            "para": r[5], "archived": bool(r[6]), "updated_at": r[7], "event_at": r[8],
+            "path": r[0],
+            "title": r[1],
+            "gist": r[2],
+            "memory_type": r[3],
+            "workspace": r[4],
+            "para": r[5],
+            "archived": bool(r[6]),
+            "updated_at": r[7],
+            "event_at": r[8],
             "task_status": r[9],
         }
         for r in page
@@ -148,7 +158,9 @@ def neighbors(
     rel_sql = f" AND rel IN ({','.join('?' for _ in wanted)})" if wanted else ""
     conn = corpus.conn
     if not conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone():
-        raise PathNotFoundError(f"no indexed memory at {path}", suggestions=[f"memhtml resolve {path}"])
+        raise PathNotFoundError(
+            f"no indexed memory at {path}", suggestions=[f"memhtml resolve {path}"]
+        )
     found: dict[str, tuple[int, str, str]] = {}
     frontier = [(path, "out"), (path, "in")]
     for hop in range(1, depth + 1):
@@ -173,10 +185,18 @@ def neighbors(
         ).fetchone()
         if row is None:
             continue  # dangling targets vanish
-        nodes.append({
-            "path": other, "title": row[0], "gist": row[1], "memory_type": row[2],
-            "archived": bool(row[3]), "hop": hop, "rel": rel, "direction": direction,
-        })
+        nodes.append(
+            {
+                "path": other,
+                "title": row[0],
+                "gist": row[1],
+                "memory_type": row[2],
+                "archived": bool(row[3]),
+                "hop": hop,
+                "rel": rel,
+                "direction": direction,
+            }
+        )
     nodes = nodes[: max(1, limit)]
     return {"center": path, "depth": depth, "nodes": nodes, "edges": len(nodes)}
 
@@ -216,8 +236,12 @@ def resolve(corpus: Corpus, path: str) -> dict[str, Any]:
         current = successor
     if not chain and conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone() is None:
         raise PathNotFoundError(f"no memory was ever indexed at {path}")
-    return {"path": path, "resolved": current if current != path else None, "live": False,
-            "chain": chain}
+    return {
+        "path": path,
+        "resolved": current if current != path else None,
+        "live": False,
+        "chain": chain,
+    }
 
 
 def _supersede_successor(conn: Any, path: str) -> str | None:
@@ -230,7 +254,10 @@ def _supersede_successor(conn: Any, path: str) -> str | None:
 
 
 def entity_activity(
-    corpus: Corpus, *, type: str | None = None, limit: int = 50,  # noqa: A002
+    corpus: Corpus,
+    *,
+    type: str | None = None,
+    limit: int = 50,
     include_archived: bool = False,
 ) -> dict[str, Any]:
     """Entities with their three clocks: activity (recency's rule), world time, write time."""
@@ -254,8 +281,14 @@ def entity_activity(
     ).fetchall()
     return {
         "entities": [
-            {"entity_type": r[0], "entity_name": r[1], "memories": r[2],
-             "last_activity_at": r[3], "last_event_at": r[4], "last_written_at": r[5]}
+            {
+                "entity_type": r[0],
+                "entity_name": r[1],
+                "memories": r[2],
+                "last_activity_at": r[3],
+                "last_event_at": r[4],
+                "last_written_at": r[5],
+            }
             for r in rows
         ],
         "entity_count": total,

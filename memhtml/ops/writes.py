@@ -34,8 +34,8 @@ from memhtml.contracts.paths import (
 )
 from memhtml.contracts.vocab import (
     DEFAULT_TASK_STATUS,
-    PEOPLE_DIR,
     MAX_MEMORY_BYTES,
+    PEOPLE_DIR,
     REL_CLASS,
     TASK_STATUSES,
     normalize_rel,
@@ -222,7 +222,10 @@ class Planner:
             holder = self._duplicate_of(doc.content_hash)
             if holder is not None:
                 return {
-                    "path": holder, "created": False, "deduped": True, "existing_path": holder,
+                    "path": holder,
+                    "created": False,
+                    "deduped": True,
+                    "existing_path": holder,
                     "content_hash": doc.content_hash,
                 }
         path = self._choose_path(op)
@@ -230,7 +233,10 @@ class Planner:
         if op.type != "task":
             self.claimed_hashes[doc.content_hash] = path
         return {
-            "path": path, "created": True, "deduped": False, "existing_path": None,
+            "path": path,
+            "created": True,
+            "deduped": False,
+            "existing_path": None,
             "content_hash": doc.content_hash,
         }
 
@@ -293,7 +299,10 @@ class Planner:
             if holder is not None and holder != path:
                 raise DuplicateContentError(
                     f"{holder} already holds this content",
-                    suggestions=[f"memhtml archive {path}", f"memhtml link {holder} supersedes {path}"],
+                    suggestions=[
+                        f"memhtml archive {path}",
+                        f"memhtml link {holder} supersedes {path}",
+                    ],
                 )
         old_text = self.view.read(path).decode("utf-8")
         old_text = html_set_meta(old_text, "memhtml-status", "archived")

@@ -34,7 +34,7 @@ def blob_sha(data: bytes) -> str:
 
 
 def commit_subject(operation: str, subject: str) -> str:
-    """`memhtml(<operation>): <subject>`, whitespace collapsed, capped at 72 chars with an ellipsis."""
+    """`memhtml(<operation>): <subject>`, whitespace collapsed, at most 72 chars (ellipsis)."""
     text = " ".join(subject.split()) or "(untitled)"
     line = f"memhtml({operation}): {text}"
     if len(line) > COMMIT_SUBJECT_MAX:
@@ -151,7 +151,10 @@ class Git:
         """True when `ancestor` is reachable from `descendant`."""
         proc = subprocess.run(
             ["git", "merge-base", "--is-ancestor", ancestor, descendant],
-            cwd=self.root, capture_output=True, env=self._env(), check=False,
+            cwd=self.root,
+            capture_output=True,
+            env=self._env(),
+            check=False,
         )
         return proc.returncode == 0
 
@@ -193,7 +196,10 @@ class Git:
         """A file's bytes as of a commit, or None when absent."""
         proc = subprocess.run(
             ["git", "cat-file", "blob", f"{commit}:{path}"],
-            cwd=self.root, capture_output=True, env=self._env(), check=False,
+            cwd=self.root,
+            capture_output=True,
+            env=self._env(),
+            check=False,
         )
         return proc.stdout if proc.returncode == 0 else None
 
@@ -211,15 +217,22 @@ class Git:
                 entries.append(DiffEntry(status[0], path, old_path))
                 i += 3
             else:
-                entries.append(DiffEntry(status[0], fields[i + 1].decode("utf-8", "surrogateescape")))
+                entries.append(
+                    DiffEntry(status[0], fields[i + 1].decode("utf-8", "surrogateescape"))
+                )
                 i += 2
         return entries
 
     def status(self, prefixes: Sequence[str] = ()) -> list[StatusEntry]:
         """Uncommitted changes (staged or not) and untracked files, porcelain v2."""
         out = self.run(
-            "status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames",
-            "--", *prefixes,
+            "status",
+            "--porcelain=v2",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+            "--",
+            *prefixes,
         )
         fields = out.split(b"\x00")
         entries: list[StatusEntry] = []
@@ -244,11 +257,15 @@ class Git:
             elif kind == b"u":
                 parts = rec.split(b" ", 10)
                 entries.append(
-                    StatusEntry("unmerged", parts[10].decode("utf-8", "surrogateescape"), None, False)
+                    StatusEntry(
+                        "unmerged", parts[10].decode("utf-8", "surrogateescape"), None, False
+                    )
                 )
             elif kind == b"?":
                 entries.append(
-                    StatusEntry("untracked", rec[2:].decode("utf-8", "surrogateescape"), None, False)
+                    StatusEntry(
+                        "untracked", rec[2:].decode("utf-8", "surrogateescape"), None, False
+                    )
                 )
         return entries
 
@@ -265,7 +282,10 @@ class Git:
         if self._identity_env is None:
             proc = subprocess.run(
                 ["git", "var", "GIT_COMMITTER_IDENT"],
-                cwd=self.root, capture_output=True, env=self._env(), check=False,
+                cwd=self.root,
+                capture_output=True,
+                env=self._env(),
+                check=False,
             )
             self._identity_env = {} if proc.returncode == 0 else dict(_FALLBACK_IDENTITY)
         return self._identity_env
@@ -302,13 +322,25 @@ class Git:
             self.run("update-index", "--add", "--remove", "-z", "--stdin", stdin=listing, env=env)
             tree = self.run("write-tree", env=env).decode().strip()
             parents = ["-p", expected_head] if expected_head else []
-            sha = self.run(
-                "commit-tree", tree, *parents, stdin=message.encode("utf-8"), env=env
-            ).decode().strip()
+            sha = (
+                self.run("commit-tree", tree, *parents, stdin=message.encode("utf-8"), env=env)
+                .decode()
+                .strip()
+            )
             proc = subprocess.run(
-                ["git", "update-ref", "-m", message.splitlines()[0], "HEAD", sha,
-                 expected_head or NULL_SHA],
-                cwd=self.root, capture_output=True, env=self._env(env), check=False,
+                [
+                    "git",
+                    "update-ref",
+                    "-m",
+                    message.splitlines()[0],
+                    "HEAD",
+                    sha,
+                    expected_head or NULL_SHA,
+                ],
+                cwd=self.root,
+                capture_output=True,
+                env=self._env(env),
+                check=False,
             )
             if proc.returncode != 0:
                 raise WriteConflictError(

@@ -126,9 +126,7 @@ def init_repo(root: Path) -> InitReport:
             has_head = repo.head.is_valid()
             staged = repo.git.diff("--cached", "--name-only", "--", *created) if has_head else "x"
             if staged:
-                repo.git.commit(
-                    "-m", "memhtml(init): scaffold the memory root", "--", *created
-                )
+                repo.git.commit("-m", "memhtml(init): scaffold the memory root", "--", *created)
                 commit_sha = repo.head.commit.hexsha
     except git.GitCommandError as exc:
         raise GitError(f"init failed: {exc.stderr.strip() if exc.stderr else exc}") from exc

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from memhtml.contracts.vocab import DATETIME_METAS, SCALAR_METAS
+from memhtml.contracts.vocab import DATETIME_METAS, SCALAR_METAS, normalize_rel
 
 HASH_META = "memhtml-content-hash"
 
@@ -36,8 +36,10 @@ def _split(text: str) -> tuple[dict[str, str], set[str], set[tuple[str, str]], s
     for item in head_items(text):
         rest = rest.replace(item.line, "", 1)
         if item.kind == "link":
-            rel, _, path = item.key.partition(" ")
-            links.add((rel, path))
+            token, _, href = item.key.partition(" ")
+            rel = normalize_rel(token)
+            if rel is not None and href.startswith("/"):
+                links.add((rel, href[1:]))
         elif item.key in SCALAR_METAS:
             scalars[item.key] = item.value
         else:
@@ -56,7 +58,7 @@ def merge_texts(base: str, ours: str, theirs: str) -> str | None:
     b_s, b_r, b_l, b_rest = _split(base)
     o_s, o_r, o_l, o_rest = _split(ours)
     t_s, t_r, t_l, t_rest = _split(theirs)
-    if o_rest == t_rest or t_rest == b_rest:
+    if t_rest in (o_rest, b_rest):
         start, article_side = ours, o_s
     elif o_rest == b_rest:
         start, article_side = theirs, t_s
@@ -67,7 +69,7 @@ def merge_texts(base: str, ours: str, theirs: str) -> str | None:
         bv, ov, tv = b_s.get(name), o_s.get(name), t_s.get(name)
         if name == HASH_META:
             value = article_side.get(name)
-        elif ov == tv or tv == bv:
+        elif tv in (ov, bv):
             value = ov
         elif ov == bv:
             value = tv
@@ -119,8 +121,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     # A real conflict: git's own line merge with markers, written to ours.
     proc = subprocess.run(
-        ["git", "merge-file", "-L", "ours", "-L", "base", "-L", "theirs",
-         str(ours_p), str(base_p), str(theirs_p)],
+        [
+            "git",
+            "merge-file",
+            "-L",
+            "ours",
+            "-L",
+            "base",
+            "-L",
+            "theirs",
+            str(ours_p),
+            str(base_p),
+            str(theirs_p),
+        ],
         check=False,
     )
     return 1 if proc.returncode != 0 else 0

@@ -37,7 +37,9 @@ def status(inv: Invocation) -> dict[str, Any]:
 
 
 def entity_activity(
-    inv: Invocation, type: str | None = None, limit: int = 50,  # noqa: A002
+    inv: Invocation,
+    type: str | None = None,
+    limit: int = 50,
     include_archived: bool = False,
 ) -> dict[str, Any]:
     """Entity clocks."""

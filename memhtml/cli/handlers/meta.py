@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from memhtml.cli.main import Invocation
-from memhtml.cli.manifest import agents_markdown, manifest as build_manifest
+from memhtml.cli.manifest import agents_markdown
+from memhtml.cli.manifest import manifest as build_manifest
 from memhtml.cli.table import COMMANDS, command_by_words
 from memhtml.contracts.errors import DocStaleError, UnknownCommandError
 

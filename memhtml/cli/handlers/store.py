@@ -1,4 +1,4 @@
-"""Handlers for the write doors and reads: init, write, apply, read, list, correct, archive, link."""
+"""Handlers for the write doors and reads (init, write, apply, read, list, correct, ...)."""
 
 from __future__ import annotations
 

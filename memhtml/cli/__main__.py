@@ -1,0 +1,5 @@
+"""`python -m memhtml.cli` runs the CLI."""
+
+from memhtml.cli.main import main
+
+main()
