@@ -280,7 +280,8 @@ def _fused_statement(
         )
         cand_parts.append("SELECT path FROM vec_arm")
         unions.append(
-            "SELECT path, memhtml_rrf(:w_vector, :k, rnk), NULL, rnk, NULL, NULL FROM vec_arm"
+            "SELECT path, memhtml_rrf(:w_vector, :k, rnk) AS c, NULL AS fr, rnk AS vr,"
+            " NULL AS rr, NULL AS sr FROM vec_arm"
         )
     names: list[str] = []
     if not cand_parts:
@@ -294,7 +295,8 @@ def _fused_statement(
             " ORDER BY coalesce(f.event_at, f.updated_at) DESC, f.path LIMIT :arm_limit)"
         )
         unions.append(
-            "SELECT path, memhtml_rrf(:w_recency, :k, rnk), NULL, NULL, rnk, NULL FROM rec_arm"
+            "SELECT path, memhtml_rrf(:w_recency, :k, rnk) AS c, NULL AS fr, NULL AS vr,"
+            " rnk AS rr, NULL AS sr FROM rec_arm"
         )
     if use_sal:
         sal = salience_sql(
@@ -311,7 +313,8 @@ def _fused_statement(
             f" ORDER BY {sal} DESC, f.path LIMIT :arm_limit)"
         )
         unions.append(
-            "SELECT path, memhtml_rrf(:w_salience, :k, rnk), NULL, NULL, NULL, rnk FROM sal_arm"
+            "SELECT path, memhtml_rrf(:w_salience, :k, rnk) AS c, NULL AS fr, NULL AS vr,"
+            " NULL AS rr, rnk AS sr FROM sal_arm"
         )
     sql = (
         "WITH " + ", ".join(ctes) + ", fused AS (SELECT path, sum(c) AS score, max(fr) AS fr,"

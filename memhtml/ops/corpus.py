@@ -475,6 +475,12 @@ class Corpus:
             **filters,
         )
 
+    def capture_arms(self, query: str, **options: Any) -> dict[str, Any]:
+        """Each arm's ranked list and the fused order, for offline replay (memhtml.analysis)."""
+        from memhtml.ops.query import capture_arms
+
+        return capture_arms(self, query, **options)
+
     def recall(self, query: str, budget: int = 16000, **filters: Any) -> dict[str, Any]:
         """A disclosure pack under a character budget."""
         from memhtml.ops.query import recall

@@ -321,3 +321,53 @@ def recall(
         "degraded_reason": reason,
         "budget": budget,
     }
+
+
+def capture_arms(
+    corpus: Corpus,
+    query: str,
+    *,
+    weights: Mapping[str, float] | None = None,
+    k: int | None = None,
+    arm_limit: int = ARM_LIMIT,
+    **filters: Any,
+) -> dict[str, Any]:
+    """Each arm's ranked list for `query`, as the fused statement saw it, plus the fused order.
+
+    Re-fusing these lists with `memhtml.domain.rrf.rrf` under the same weights
+    and k reproduces the SQL order exactly; the analysis layer replays other
+    weights offline from them. (Recency and salience rank the pool that fts
+    and vector produced, so a replay that zeroes fts or vector keeps the pool
+    the capture saw; the SQL statement would shrink it.)
+    """
+    config = repo_retrieval_config(corpus.root)
+    w = resolve_weights({**config.get("weights", {}), **(weights or {})})
+    k_value = int(k if k is not None else config.get("k", DEFAULT_RRF_K))
+    scope = _scope(filters)
+    corpus.catch_up()
+    candidates, reason, _, _ = query_vector(corpus, query, w, scope, arm_limit)
+    rows, arms = fused_rows(
+        corpus.conn,
+        query,
+        scope=scope,
+        weights=w,
+        k=k_value,
+        vector=candidates,
+        now=corpus.clock(),
+        pool=4 * arm_limit + 1,
+        arm_limit=arm_limit,
+    )
+    lists: dict[str, list[str]] = {}
+    for arm, col in zip(("fts", "vector", "recency", "salience"), range(11, 15), strict=True):
+        ranked = sorted((r[col], r[0]) for r in rows if r[col] is not None)
+        lists[arm] = [path for _, path in ranked]
+    return {
+        "query": query,
+        "arms": lists,
+        "arms_ran": arms,
+        "fused": [(r[0], float(r[4])) for r in rows],
+        "weights": w,
+        "k": k_value,
+        "degraded": reason is not None,
+        "degraded_reason": reason,
+    }
