@@ -13,6 +13,7 @@ Importing this package is cheap: heavy parts load on first use.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from memhtml.ops.corpus import Corpus
 
 
-def open(root: str | None = None, **options: Any) -> Corpus:  # noqa: A001 - the documented name
+def open(root: str | os.PathLike[str] | None = None, **options: Any) -> Corpus:
     """Open the corpus at `root` (default `$MEMHTML_ROOT`, else ~/memhtml)."""
     from memhtml.ops.corpus import open_corpus
 

@@ -60,16 +60,28 @@ def _callback(cmd: Command, runner: Runner) -> Callable[..., None]:
     return invoke
 
 
-def build_app(runner: Runner) -> typer.Typer:
-    """A typer app whose commands all call `runner(command, params)`."""
+def _group() -> None:
+    """memhtml"""
+
+
+def build_app(runner: Runner, only: Command | None = None) -> typer.Typer:
+    """A typer app whose commands all call `runner(command, params)`.
+
+    With `only`, the app holds just that command: typer builds a coercion
+    adapter per parameter, so building the one command a process runs keeps
+    a cold start short (the full app is built for unknown-command errors).
+    """
     app = typer.Typer(add_completion=False, no_args_is_help=False, help="memhtml")
+    # A callback keeps the app a group even when it holds one command.
+    app.callback()(_group)
     subapps: dict[str, typer.Typer] = {}
-    for cmd in COMMANDS:
+    for cmd in COMMANDS if only is None else (only,):
         words = cmd.words
         target = app
         if len(words) == 2:
             if words[0] not in subapps:
                 subapps[words[0]] = typer.Typer(add_completion=False)
+                subapps[words[0]].callback()(_group)
                 app.add_typer(subapps[words[0]], name=words[0])
             target = subapps[words[0]]
         target.command(words[-1], help=cmd.summary)(_callback(cmd, runner))

@@ -149,7 +149,8 @@ def run(argv: Sequence[str], stdout: TextIO | None = None) -> int:
 
         from memhtml.cli.app import build_app
 
-        click_cmd = get_command(build_app(lambda c, p: _run_command(c, p, out, stdout)))
+        target = command_by_words(_words_before_flags(app_argv))
+        click_cmd = get_command(build_app(lambda c, p: _run_command(c, p, out, stdout), target))
         try:
             click_cmd.main(app_argv, prog_name="memhtml", standalone_mode=False)
         except MemhtmlError:

@@ -384,6 +384,24 @@ COMMANDS = (
         errors=("ERR_EMBED_MODEL_MISMATCH", "ERR_MODEL_UNAVAILABLE"),
     ),
     Command(
+        "quickstart",
+        "Demo in one step: generate the fixture corpus, index it, run example searches.",
+        "quickstart.report",
+        f"{H}.quickstart:quickstart",
+        params=(
+            Param("embedder", "embedder: local (default), fake, bedrock, off"),
+            Param("seed", "fixture seed", type="int", default=7),
+        ),
+        needs_repo=False,
+        errors=("ERR_MODEL_UNAVAILABLE", "ERR_GIT"),
+        examples=("memhtml quickstart", "memhtml quickstart --repo /tmp/demo --embedder fake"),
+        details=(
+            "Creates the corpus in --repo (a new or empty directory) or in a fresh temporary"
+            " directory, indexes it with the embedder (no credentials needed for local), and"
+            " prints ranked hits for a few example queries."
+        ),
+    ),
+    Command(
         "index status",
         "Watermark, HEAD, staleness, row counts and the vector space.",
         "index.report",
@@ -393,11 +411,15 @@ COMMANDS = (
 )
 
 # Command groups that live beside their own modules join the one table here.
-# (eval commands)
+from memhtml.cli.commands_eval import EVAL_COMMANDS  # noqa: E402
+
+COMMANDS = COMMANDS + EVAL_COMMANDS
 from memhtml.cli.commands_mcp import MCP_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + MCP_COMMANDS
-# (research commands)
+from memhtml.cli.commands_research import RESEARCH_COMMANDS  # noqa: E402
+
+COMMANDS = COMMANDS + RESEARCH_COMMANDS
 
 
 def command_by_words(words: tuple[str, ...]) -> Command | None:

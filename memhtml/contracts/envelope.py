@@ -6,15 +6,15 @@ it) so an agent integrated with one works with the other:
     {"ok": true,  "apiVersion": "1", "type": "memory.hits", "data": {...}}
     {"ok": false, "apiVersion": "1", "error": "...", "code": "ERR_...", "suggestions": [...]}
 
-Response types and error codes are append-only.
+Response types and error codes are append-only. The pydantic models of both
+envelopes live in :mod:`memhtml.contracts.schemas` (imported lazily here), so
+printing an envelope never pays pydantic's import on a cold CLI start.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Final, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, Final
 
 API_VERSION: Final = "1"
 
@@ -64,28 +64,6 @@ RESPONSE_TYPES: Final[dict[str, str]] = {
 }
 
 
-class SuccessEnvelope(BaseModel):
-    """A successful result."""
-
-    model_config = ConfigDict(populate_by_name=True, extra="forbid")
-    ok: Literal[True] = True
-    api_version: Literal["1"] = Field(default=API_VERSION, alias="apiVersion")
-    type: str
-    data: dict[str, Any]
-
-
-class ErrorEnvelope(BaseModel):
-    """A failure: agents branch on `code`, never on `error`'s prose."""
-
-    model_config = ConfigDict(populate_by_name=True, extra="forbid")
-    ok: Literal[False] = False
-    api_version: Literal["1"] = Field(default=API_VERSION, alias="apiVersion")
-    error: str
-    code: str
-    suggestions: list[str] = Field(default_factory=list)
-    details: dict[str, Any] | None = None
-
-
 def success(response_type: str, data: dict[str, Any]) -> dict[str, Any]:
     """A success envelope as a plain dict (validated only at the boundary tests)."""
     return {"ok": True, "apiVersion": API_VERSION, "type": response_type, "data": data}
@@ -110,13 +88,6 @@ def failure(
     return out
 
 
-def validate_envelope(payload: dict[str, Any]) -> SuccessEnvelope | ErrorEnvelope:
-    """Parse a payload as one of the two envelopes (raises pydantic.ValidationError)."""
-    if payload.get("ok") is True:
-        return SuccessEnvelope.model_validate(payload)
-    return ErrorEnvelope.model_validate(payload)
-
-
 def _drop_nulls(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
@@ -130,3 +101,12 @@ def render(payload: dict[str, Any], *, dense: bool = False) -> str:
     if dense:
         return json.dumps(_drop_nulls(payload), ensure_ascii=False, separators=(",", ":"))
     return json.dumps(payload, ensure_ascii=False, indent=2)
+
+
+def __getattr__(name: str) -> Any:
+    """The pydantic envelope models, loaded on first use."""
+    if name in ("SuccessEnvelope", "ErrorEnvelope", "validate_envelope"):
+        from memhtml.contracts import schemas
+
+        return getattr(schemas, name)
+    raise AttributeError(name)

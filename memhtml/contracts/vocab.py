@@ -146,6 +146,7 @@ DEFAULT_WEIGHTS: Final[dict[str, float]] = {
     "salience": 0.4,
 }
 DEFAULT_RRF_K: Final = 60
+DEFAULT_MMR_LAMBDA: Final = 0.7
 
 # Limits on what one memory may be.
 MAX_MEMORY_BYTES: Final = 1_048_576

@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from memhtml.contracts.vocab import DEFAULT_MMR_LAMBDA
 from memhtml.domain.vectors import cosine_similarities
 
-DEFAULT_MMR_LAMBDA = 0.7
+__all__ = ["DEFAULT_MMR_LAMBDA", "mmr"]
 
 
 def mmr(

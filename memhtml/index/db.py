@@ -17,7 +17,6 @@ from typing import Final
 
 from memhtml.contracts.errors import StorageError
 from memhtml.domain.rrf import rrf_contribution_sql
-from memhtml.domain.vectors import cosine_distance_blobs
 
 BUSY_TIMEOUT_MS: Final = 5000
 INDEX_LEDGER: Final = "main.schema_migrations"
@@ -103,6 +102,13 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     return applied_now
 
 
+def _cosine_distance_blobs(a: bytes | None, b: bytes | None) -> float | None:
+    # numpy loads on the first call, not on every connection (cold CLI start-up).
+    from memhtml.domain.vectors import cosine_distance_blobs
+
+    return cosine_distance_blobs(a, b)
+
+
 def _configure(conn: sqlite3.Connection, schema: str) -> None:
     conn.execute(f"PRAGMA {schema}.journal_mode = WAL")
     conn.execute(f"PRAGMA {schema}.synchronous = NORMAL")
@@ -123,7 +129,7 @@ def connect(index_path: Path, state_path: Path, *, read_only: bool = False) -> s
         _configure(conn, "main")
         conn.execute("ATTACH DATABASE ? AS state", (str(state_path),))
         _configure(conn, "state")
-        conn.create_function("vector_distance_cos", 2, cosine_distance_blobs, deterministic=True)
+        conn.create_function("vector_distance_cos", 2, _cosine_distance_blobs, deterministic=True)
         conn.create_function("memhtml_rrf", 3, rrf_contribution_sql, deterministic=True)
         if not read_only:
             migrate(conn)
@@ -142,6 +148,12 @@ def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def watermark(conn: sqlite3.Connection) -> str | None:
+    """The commit the index has caught up to (None: never built, or a rebuild is half-done)."""
+    row = conn.execute("SELECT head_sha, rebuilding FROM index_state WHERE id = 1").fetchone()
+    return None if row is None or row[1] else row[0]
 
 
 def attached_schemas(conn: sqlite3.Connection) -> list[str]:

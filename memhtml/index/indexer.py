@@ -21,7 +21,7 @@ from memhtml.contracts.paths import is_memory_path
 from memhtml.contracts.vocab import GENERATED_NAMES, PARA_BUCKETS
 from memhtml.html import parse_memory
 from memhtml.index import writer
-from memhtml.index.db import write_transaction
+from memhtml.index.db import watermark, write_transaction
 from memhtml.index.project import Projection, project_file
 from memhtml.store.git import Git, blob_sha
 
@@ -99,10 +99,7 @@ class Indexer:
 
     def watermark(self) -> str | None:
         """The commit the index has caught up to."""
-        row = self.conn.execute(
-            "SELECT head_sha, rebuilding FROM index_state WHERE id = 1"
-        ).fetchone()
-        return None if row is None or row[1] else row[0]
+        return watermark(self.conn)
 
     def _take_left_hashes(self) -> set[str]:
         taken, self._left_hashes = self._left_hashes, set()

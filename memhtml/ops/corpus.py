@@ -9,6 +9,7 @@ files -> one commit -> index exactly the touched paths -> embed them.
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -239,9 +240,10 @@ class Corpus:
         Returns True when the index is at HEAD afterwards.
         """
         from memhtml.contracts.errors import WriteConflictError
+        from memhtml.index.db import watermark
 
         head = self.git.head_fast()
-        if head is not None and self.indexer.watermark() == head:
+        if head is not None and watermark(self.conn) == head:
             return True
         try:
             with self.lock.hold(timeout=0.5):
@@ -499,7 +501,7 @@ class Corpus:
 
 
 def open_corpus(
-    root: str | Path | None = None,
+    root: str | os.PathLike[str] | None = None,
     *,
     embedder: str | None = None,
     now: str | None = None,

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.contracts.errors import InvalidFlagError, MemhtmlError
-from memhtml.contracts.vocab import DEFAULT_RRF_K
-from memhtml.domain.mmr import DEFAULT_MMR_LAMBDA, mmr
+from memhtml.contracts.vocab import DEFAULT_MMR_LAMBDA, DEFAULT_RRF_K
 from memhtml.index.retrieval import (
     ARM_LIMIT,
     DEFAULT_LIMIT,
@@ -179,6 +178,8 @@ def search(
     )
     hits = rows_to_hits(rows, query, w, k_value, explain)
     if lam is not None and lam < 1.0 and qvec is not None and len(hits) > 1:
+        from memhtml.domain.mmr import mmr
+
         vectors = _content_vectors(corpus, [h.content_hash for h in hits])
         order = mmr(
             [(h.path, h.score) for h in hits],

@@ -54,6 +54,9 @@ def seeded(repo: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         "repo": str(repo),
         "file": str(repo / a),
         "agents": str(repo.parent / "AGENTS.md"),
+        "demo": str(repo.parent / "demo"),
+        "fixture": str(repo.parent / "fixture"),
+        "reports": str(repo.parent / "reports"),
     }
 
 
@@ -82,6 +85,11 @@ SAMPLES: dict[str, list[str]] = {
     "index update": ["index", "update"],
     "index embed": ["index", "embed", "--dry-run"],
     "index status": ["index", "status"],
+    "quickstart": ["quickstart", "--repo", "{demo}", "--embedder", "fake"],
+    "eval discriminate": ["eval", "discriminate", "--mode", "fake", "--report-dir", "{reports}"],
+    "eval fixture": ["eval", "fixture", "--out", "{fixture}", "--seed", "3", "--size", "120"],
+    "eval merge-safety": ["eval", "merge-safety", "--embedder", "fake"],
+    "serve mcp": ["serve", "mcp"],
 }
 
 
@@ -89,7 +97,18 @@ SAMPLES: dict[str, list[str]] = {
 def test_every_command_answers_one_valid_envelope(command: str, seeded: dict[str, str]) -> None:
     assert command in SAMPLES, f"add a sample invocation for `{command}`"
     argv = [a.format(**seeded) for a in SAMPLES[command]]
-    code, payload = call(*argv)
+    if command == "serve mcp":  # a server: give it a closed stdin so it stops at once
+        proc = subprocess.run(
+            [sys.executable, "-m", "memhtml.cli", *argv],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            check=False,
+            timeout=60,
+        )
+        code, payload = proc.returncode, json.loads(proc.stdout.strip().splitlines()[-1])
+    else:
+        code, payload = call(*argv)
     envelope = validate_envelope(payload)
     assert isinstance(envelope, SuccessEnvelope), payload
     assert code == 0
