@@ -1,0 +1,822 @@
+"""The MCP tools: one pydantic input model and one thin handler per tool.
+
+Names and input field names are the original memhtml's (REFERENCE.md, "MCP
+surface"); ours accept a few more (`claim`, `event_at`, `explain`, ...). Each
+handler parses, calls the same operation the CLI calls, and returns the same
+envelope the CLI prints. Invalid input never raises: it becomes a failure
+envelope with a code (ERR_INVALID_FLAG, ERR_MISSING_ARGUMENT, ERR_INVALID_PATH).
+
+Fields the original accepts that we do not implement are accepted and named in
+the result's `unsupported` list, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+)
+from pydantic_core import PydanticCustomError
+
+from memhtml.contracts.envelope import failure, success
+from memhtml.contracts.errors import (
+    InvalidFlagError,
+    InvalidMemoryError,
+    InvalidPathError,
+    MemhtmlError,
+)
+from memhtml.contracts.paths import memory_path
+from memhtml.contracts.vocab import (
+    EDGE_RELS,
+    MEMORY_RELS,
+    MEMORY_TYPES,
+    PARA_BUCKETS,
+    WRITABLE_MEMORY_TYPES,
+    normalize_rel,
+)
+
+if TYPE_CHECKING:
+    from memhtml.ops.corpus import Corpus
+
+log = logging.getLogger("memhtml.mcp")
+
+GetCorpus = Callable[[], "Corpus"]
+TRACE_NOTE: Final = "no transcripts indexed (trace indexing is not built yet)"
+SIGNALS: Final = ("positive", "negative", "neutral")
+# `from_session` is provenance minted by the system, never authored by a caller.
+AUTHORABLE_RELS: Final = tuple(r for r in EDGE_RELS if r != "from_session")
+_MODEL = ConfigDict(extra="forbid")
+
+
+# -- field types ---------------------------------------------------------------
+def _path_ok(value: str) -> str:
+    try:
+        memory_path(value)
+    except InvalidPathError as exc:
+        raise PydanticCustomError("invalid_path", "{reason}", {"reason": exc.message}) from None
+    return value
+
+
+def _choice(what: str, choices: tuple[str, ...]) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if value not in choices:
+            raise PydanticCustomError(
+                "invalid_choice",
+                "{value!r} is not a {what}; one of: {choices}",
+                {"value": value, "what": what, "choices": ", ".join(choices)},
+            )
+        return value
+
+    return check
+
+
+def _rel_in(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        rel = normalize_rel(value)
+        if rel is None or rel not in choices:
+            raise PydanticCustomError(
+                "invalid_choice",
+                "{value!r} is not an accepted relation here; one of: {choices}",
+                {"value": value, "choices": ", ".join(choices)},
+            )
+        return rel
+
+    return check
+
+
+def _enum(values: tuple[str, ...]) -> WithJsonSchema:
+    return WithJsonSchema({"type": "string", "enum": list(values)})
+
+
+MemoryPath = Annotated[str, AfterValidator(_path_ok)]
+WritableType = Annotated[
+    str,
+    AfterValidator(_choice("writable memory type", WRITABLE_MEMORY_TYPES)),
+    _enum(WRITABLE_MEMORY_TYPES),
+]
+AnyType = Annotated[str, AfterValidator(_choice("memory type", MEMORY_TYPES)), _enum(MEMORY_TYPES)]
+LinkRel = Annotated[str, AfterValidator(_rel_in(AUTHORABLE_RELS)), _enum(AUTHORABLE_RELS)]
+MemoryRel = Annotated[str, AfterValidator(_rel_in(MEMORY_RELS)), _enum(MEMORY_RELS)]
+Para = Annotated[str, AfterValidator(_choice("PARA bucket", PARA_BUCKETS)), _enum(PARA_BUCKETS)]
+Signal = Annotated[str, AfterValidator(_choice("signal", SIGNALS)), _enum(SIGNALS)]
+Facets = dict[str, str] | list[str]
+
+_D = {
+    "session_id": "Provenance: the agent session id (written as the memhtml-session meta).",
+    "prompt_id": "Provenance: the prompt id (written as the memhtml-prompt meta).",
+    "turn_uuid": "Provenance: the turn uuid (written as the memhtml-turn meta).",
+    "workspace": "Restrict to (or file under) projects/<workspace>/.",
+    "as_of": "Facts valid at this date or ISO instant; superseded memories become eligible.",
+    "include_archived": "Include archived memories (default false).",
+    "entity": "Restrict to an entity: a name, or type:name (case-folded).",
+    "facets": "Facet filters: an object {name: value} or a list of 'name=value' strings.",
+}
+
+
+# -- input models ----------------------------------------------------------------
+class WriteInput(BaseModel):
+    """memory_write."""
+
+    model_config = _MODEL
+    title: str = Field(min_length=1, max_length=300, description="One-line title.")
+    memory_type: WritableType = Field(description="Memory type (arc is written by sleep only).")
+    body: str | list[str] | None = Field(
+        None, description="Prose body; without `claim`, its first sentence becomes the claim."
+    )
+    article_html: str | None = Field(
+        None, description="Caller-owned inner HTML of <article>, instead of claim/body."
+    )
+    claim: str | None = Field(
+        None, description="The claim: one sentence, becomes the <mark> and the gist (ours)."
+    )
+    path: MemoryPath | None = Field(
+        None, description="Explicit root-relative path under a PARA bucket, ending in .html."
+    )
+    strict_path: bool | None = Field(
+        None, description="Fail (ERR_WRITE_CONFLICT) instead of suffixing when `path` is taken."
+    )
+    workspace: str | None = Field(None, description="File under projects/<workspace>/.")
+    tags: list[str] | None = Field(None, description="Tags; the first one picks the topic folder.")
+    entities: list[str] | None = Field(None, description="Entities as 'type:name'.")
+    importance: int | None = Field(None, ge=1, le=10, description="Importance 1..10.")
+    confidence: float | None = Field(None, ge=0.0, le=1.0, description="Confidence 0..1.")
+    event_at: str | None = Field(
+        None, description="When the fact happened: a date or ISO instant (ours)."
+    )
+    session_id: str | None = Field(None, description=_D["session_id"])
+    prompt_id: str | None = Field(None, description=_D["prompt_id"])
+    turn_uuid: str | None = Field(None, description=_D["turn_uuid"])
+
+
+class WriteBatchInput(BaseModel):
+    """memory_write_batch."""
+
+    model_config = _MODEL
+    ops: list[dict[str, Any]] = Field(
+        description=(
+            'Ops in order. A write op is memory_write\'s fields, e.g. {"title": ...,'
+            ' "memory_type": "semantic", "body": ...} ("op": "write" is the default);'
+            ' also {"op": "correct", "target_path": ..., "claim": ...},'
+            ' {"op": "archive", "path": ...},'
+            ' {"op": "link", "src_path": ..., "rel": ..., "dst_path": ...}.'
+        )
+    )
+    continue_on_error: bool | None = Field(
+        None, description="Commit the ops that succeed instead of none (default: atomic)."
+    )
+    detect_conflicts: bool | None = Field(
+        None, description="Accepted, NOT implemented: the result lists it under `unsupported`."
+    )
+    detect_near_duplicates: bool | None = Field(
+        None, description="Accepted, NOT implemented: the result lists it under `unsupported`."
+    )
+    consolidate: Literal["last-wins"] | None = Field(
+        None,
+        description="Accepted, NOT implemented: every op is written as given; the result lists"
+        " it under `unsupported`.",
+    )
+    session_id: str | None = Field(
+        None, description="Batch provenance, used by ops that give none of their own."
+    )
+    prompt_id: str | None = Field(None, description="Batch provenance (see session_id).")
+    turn_uuid: str | None = Field(None, description="Batch provenance (see session_id).")
+
+
+class ReadInput(BaseModel):
+    """memory_read."""
+
+    model_config = _MODEL
+    path: MemoryPath = Field(description="Root-relative memory path, e.g. areas/inbox/x.html.")
+    session_id: str | None = Field(
+        None, description="Accepted, NOT implemented (no session links are recorded yet)."
+    )
+
+
+class SearchInput(BaseModel):
+    """memory_search."""
+
+    model_config = _MODEL
+    query: str = Field(min_length=1, description="What to look for, in plain words.")
+    limit: int | None = Field(None, ge=1, le=500, description="How many hits (default 10).")
+    memory_types: list[AnyType] | None = Field(
+        None, description="Only these memory types (tasks are excluded unless named)."
+    )
+    workspace: str | None = Field(None, description=_D["workspace"])
+    tags: list[str] | None = Field(None, description="Only memories carrying every tag.")
+    entity: str | None = Field(None, description=_D["entity"])
+    facets: Facets | None = Field(None, description=_D["facets"])
+    include_archived: bool | None = Field(None, description=_D["include_archived"])
+    as_of: str | None = Field(None, description=_D["as_of"])
+    explain: bool | None = Field(
+        None, description="Per hit, each arm's rank and RRF contribution (ours)."
+    )
+
+
+class RecallInput(BaseModel):
+    """memory_recall."""
+
+    model_config = _MODEL
+    query: str = Field(min_length=1, description="What to recall, in plain words.")
+    budget_chars: int | None = Field(
+        None, ge=0, description="Character budget for quoted memory text (default 16000)."
+    )
+    workspace: str | None = Field(None, description=_D["workspace"])
+    memory_types: list[AnyType] | None = Field(None, description="Only these types (ours).")
+    tags: list[str] | None = Field(None, description="Only memories carrying every tag (ours).")
+    entity: str | None = Field(None, description=_D["entity"] + " (ours)")
+    include_archived: bool | None = Field(None, description=_D["include_archived"] + " (ours)")
+    as_of: str | None = Field(None, description=_D["as_of"] + " (ours)")
+
+
+class CorrectInput(BaseModel):
+    """memory_correct."""
+
+    model_config = _MODEL
+    target_path: MemoryPath = Field(description="The live memory to correct.")
+    title: str = Field(min_length=1, max_length=300, description="Title of the replacement.")
+    reason: str = Field(description="Why (recorded in the commit message).")
+    body: str | list[str] | None = Field(
+        None, description="New prose body; without `claim`, its first sentence is the claim."
+    )
+    article_html: str | None = Field(None, description="New inner HTML of <article>.")
+    claim: str | None = Field(None, description="The new claim, one sentence (ours).")
+    memory_type: WritableType | None = Field(
+        None, description="New type (default: the original's) (ours)."
+    )
+    session_id: str | None = Field(None, description=_D["session_id"])
+
+
+class LinkInput(BaseModel):
+    """memory_link."""
+
+    model_config = _MODEL
+    src_path: MemoryPath = Field(description="The memory whose head gains the <link>.")
+    rel: LinkRel = Field(description="The relation (underscore or hyphen form).")
+    dst_path: MemoryPath = Field(description="The memory linked to.")
+    strength: float | None = Field(
+        None, description="Accepted, ignored: authored links carry no weight."
+    )
+
+
+class NeighborsInput(BaseModel):
+    """memory_neighbors."""
+
+    model_config = _MODEL
+    path: MemoryPath = Field(description="The center memory.")
+    depth: int | None = Field(None, description="Hops: 1 (default) or 2; clamped to 1..2.")
+    rels: list[MemoryRel] | None = Field(None, description="Only these memory relations.")
+    limit: int | None = Field(None, ge=1, le=500, description="At most this many nodes (100).")
+
+
+class ResolveInput(BaseModel):
+    """memory_resolve."""
+
+    model_config = _MODEL
+    path: MemoryPath = Field(description="A path as cited (live, moved or archived).")
+
+
+class ArchiveInput(BaseModel):
+    """memory_archive."""
+
+    model_config = _MODEL
+    path: MemoryPath = Field(description="The live memory to archive.")
+    reason: str | None = Field(description="Why (recorded in the commit message); may be null.")
+
+
+class ReinforceInput(BaseModel):
+    """memory_reinforce."""
+
+    model_config = _MODEL
+    paths: list[MemoryPath] = Field(min_length=1, description="Memories that were used.")
+    signal: Signal = Field(description="Outcome: positive, negative or neutral.")
+
+
+class ListInput(BaseModel):
+    """memory_list."""
+
+    model_config = _MODEL
+    memory_type: AnyType | None = Field(None, description="Only this memory type.")
+    workspace: str | None = Field(None, description="Only projects/<workspace>/.")
+    tag: str | None = Field(None, description="Only memories carrying this tag.")
+    entity: str | None = Field(None, description=_D["entity"])
+    facets: Facets | None = Field(
+        None,
+        description="Not implemented for listings: a non-empty value is refused"
+        " (ERR_INVALID_FLAG); memory_search filters by facet.",
+    )
+    para: Para | None = Field(None, description="Only this PARA bucket.")
+    include_archived: bool | None = Field(None, description=_D["include_archived"] + " (ours)")
+    limit: int | None = Field(None, ge=1, le=500, description="Page size (default 50).")
+    cursor: str | None = Field(None, description="Continue after this path (next_cursor).")
+
+
+class StatusInput(BaseModel):
+    """memory_status (no input)."""
+
+    model_config = _MODEL
+
+
+class TraceSearchInput(BaseModel):
+    """trace_search."""
+
+    model_config = _MODEL
+    query: str = Field(description="Words to look for in session transcripts.")
+    cwd: str | None = Field(None, description="Only sessions run in this working directory.")
+    since: str | None = Field(None, description="Only sessions started at or after (ISO).")
+    limit: int | None = Field(None, ge=1, le=200, description="At most this many (default 20).")
+
+
+class TraceLinksInput(BaseModel):
+    """trace_links."""
+
+    model_config = _MODEL
+    session_id: str | None = Field(None, description="Links of this session.")
+    path: str | None = Field(None, description="Links of this memory (a leading / is dropped).")
+
+
+# -- handlers --------------------------------------------------------------------
+def _given(model: BaseModel, *names: str) -> dict[str, Any]:
+    """The named fields the caller gave a non-null value."""
+    return {n: getattr(model, n) for n in names if getattr(model, n) is not None}
+
+
+def _facet_list(facets: Facets | None) -> list[str] | None:
+    if not facets:
+        return None
+    if isinstance(facets, Mapping):
+        return [f"{k}={v}" for k, v in facets.items()]
+    return list(facets)
+
+
+def _mark_unsupported(data: dict[str, Any], unsupported: Mapping[str, str]) -> dict[str, Any]:
+    if unsupported:
+        data["unsupported"] = list(unsupported)
+        data["unsupported_notes"] = dict(unsupported)
+    return data
+
+
+def memory_write(get: GetCorpus, p: WriteInput) -> dict[str, Any]:
+    """Write one memory."""
+    metas = _given(
+        p,
+        "article_html",
+        "path",
+        "strict_path",
+        "workspace",
+        "importance",
+        "confidence",
+        "event_at",
+        "session_id",
+        "prompt_id",
+        "turn_uuid",
+    )
+    if p.tags is not None:
+        metas["tag"] = p.tags
+    if p.entities is not None:
+        metas["entity"] = p.entities
+    data = get().write(title=p.title, claim=p.claim, type=p.memory_type, body=p.body, **metas)
+    return success("memory.written", data)
+
+
+def memory_write_batch(get: GetCorpus, p: WriteBatchInput) -> dict[str, Any]:
+    """Apply many ops as one commit."""
+    unsupported: dict[str, str] = {}
+    if p.detect_conflicts:
+        unsupported["detect_conflicts"] = "frame-conflict detection is not built; no op was checked"
+    if p.detect_near_duplicates:
+        unsupported["detect_near_duplicates"] = (
+            "near-duplicate detection is not built; only exact content duplicates are deduped"
+        )
+    if p.consolidate:
+        unsupported["consolidate"] = (
+            "last-wins consolidation is not built; every op was applied as given"
+        )
+    batch = {k: v for k, v in _given(p, "session_id", "prompt_id", "turn_uuid").items() if v}
+    ops: list[dict[str, Any]] = []
+    for raw in p.ops:
+        op = dict(raw)
+        kind = op.get("op", "write")
+        inherit = (
+            ("session_id", "prompt_id", "turn_uuid")
+            if kind == "write"
+            else (("session_id",) if kind == "correct" else ())
+        )
+        for key in inherit:
+            if op.get(key) is None and key in batch:
+                op[key] = batch[key]
+        ops.append(op)
+    outcome = get().apply(ops, continue_on_error=bool(p.continue_on_error))
+    data = _mark_unsupported(outcome.to_data(), unsupported)
+    if outcome.aborted and outcome.failure is not None:
+        # The CLI's `apply` answers an atomic abort the same way: the failing op's
+        # code, with every per-op result in details.
+        failed = next(r for r in outcome.results if not r["ok"] and not r.get("skipped"))
+        return failure(
+            outcome.failure.code,
+            f"op {failed['index'] + 1} failed ({outcome.failure.message}); nothing was committed",
+            ["fix that op, or pass continue_on_error: true to commit the rest"],
+            data,
+        )
+    return success("batch.applied", data)
+
+
+def memory_read(get: GetCorpus, p: ReadInput) -> dict[str, Any]:
+    """One memory in full (counts as an access)."""
+    data = get().read(p.path)
+    unsupported = (
+        {"session_id": "session links are not recorded yet; the read was not linked"}
+        if p.session_id
+        else {}
+    )
+    return success("memory.detail", _mark_unsupported(data, unsupported))
+
+
+def memory_search(get: GetCorpus, p: SearchInput) -> dict[str, Any]:
+    """Ranked hits; never bumps salience."""
+    result = get().search(
+        p.query,
+        limit=p.limit or 10,
+        explain=bool(p.explain),
+        type=p.memory_types or None,
+        workspace=p.workspace,
+        tag=p.tags or None,
+        entity=p.entity,
+        facet=_facet_list(p.facets),
+        include_archived=bool(p.include_archived),
+        as_of=p.as_of,
+    )
+    return success("memory.hits", result.to_data())
+
+
+def memory_recall(get: GetCorpus, p: RecallInput) -> dict[str, Any]:
+    """A disclosure pack under a character budget."""
+    data = get().recall(
+        p.query,
+        budget=16000 if p.budget_chars is None else p.budget_chars,
+        type=p.memory_types or None,
+        workspace=p.workspace,
+        tag=p.tags or None,
+        entity=p.entity,
+        include_archived=bool(p.include_archived),
+        as_of=p.as_of,
+    )
+    return success("recall.pack", data)
+
+
+def memory_correct(get: GetCorpus, p: CorrectInput) -> dict[str, Any]:
+    """Replace a memory and archive the original, one commit."""
+    fields = _given(p, "title", "reason", "body", "article_html", "claim", "session_id")
+    if p.memory_type is not None:
+        fields["type"] = p.memory_type
+    return success("memory.corrected", get().correct(p.target_path, **fields))
+
+
+def memory_link(get: GetCorpus, p: LinkInput) -> dict[str, Any]:
+    """Add an authored link."""
+    data = get().link(p.src_path, p.rel, p.dst_path)
+    unsupported = (
+        {"strength": "link strength is not modelled; the link was added without it"}
+        if p.strength is not None
+        else {}
+    )
+    return success("memory.linked", _mark_unsupported(data, unsupported))
+
+
+def memory_neighbors(get: GetCorpus, p: NeighborsInput) -> dict[str, Any]:
+    """The graph around a memory."""
+    from memhtml.ops.reads import neighbors
+
+    data = neighbors(get(), p.path, depth=p.depth or 1, rels=p.rels or None, limit=p.limit or 100)
+    return success("memory.neighbors", data)
+
+
+def memory_resolve(get: GetCorpus, p: ResolveInput) -> dict[str, Any]:
+    """What a path became."""
+    from memhtml.ops.reads import resolve
+
+    return success("memory.resolved", resolve(get(), p.path))
+
+
+def memory_archive(get: GetCorpus, p: ArchiveInput) -> dict[str, Any]:
+    """Move a memory into archive/."""
+    return success("memory.archived", get().archive(p.path, reason=p.reason))
+
+
+def memory_reinforce(get: GetCorpus, p: ReinforceInput) -> dict[str, Any]:
+    """Move salience for memories that were used."""
+    return success("memory.reinforced", get().reinforce(p.paths, p.signal))
+
+
+def memory_list(get: GetCorpus, p: ListInput) -> dict[str, Any]:
+    """A page of memories."""
+    if _facet_list(p.facets):
+        raise InvalidFlagError(
+            "memory_list cannot filter by facet yet",
+            suggestions=["memory_search with facets", "drop facets from memory_list"],
+        )
+    filters = _given(p, "workspace", "tag", "entity", "para", "cursor")
+    data = get().list(
+        type=p.memory_type,
+        include_archived=bool(p.include_archived),
+        limit=p.limit or 50,
+        **filters,
+    )
+    return success("memory.list", data)
+
+
+def memory_status(get: GetCorpus, p: StatusInput) -> dict[str, Any]:
+    """One-screen summary of the store."""
+    from memhtml.ops.health import status
+
+    return success("status.health", status(get()))
+
+
+def trace_search(get: GetCorpus, p: TraceSearchInput) -> dict[str, Any]:
+    """Transcript sessions: none are indexed yet, and the answer says so."""
+    return success(
+        "trace.sessions",
+        {
+            "sessions": [],
+            "indexed": False,
+            "note": TRACE_NOTE,
+            "query": p.query,
+        },
+    )
+
+
+def trace_links(get: GetCorpus, p: TraceLinksInput) -> dict[str, Any]:
+    """Session-memory links: none are recorded yet, and the answer says so."""
+    path = p.path.lstrip("/") if p.path else None
+    if not p.session_id and not path:
+        raise InvalidMemoryError("trace links needs a session_id or a path")
+    if path:
+        memory_path(path)
+    return success(
+        "trace.links",
+        {
+            "links": [],
+            "indexed": False,
+            "note": TRACE_NOTE,
+            "session_id": p.session_id,
+            "path": path,
+        },
+    )
+
+
+# -- the registry ------------------------------------------------------------------
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its name, what an agent reads about it, its input model and handler."""
+
+    name: str
+    title: str
+    description: str
+    model: type[BaseModel]
+    handler: Callable[[GetCorpus, Any], dict[str, Any]]
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = False
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema generated from the input model."""
+        schema = self.model.model_json_schema()
+        schema.pop("description", None)  # the model's docstring; the tool description says it
+        schema.setdefault("properties", {})
+        return schema
+
+
+_ENVELOPE = (
+    " Returns the CLI's envelope {ok, apiVersion, type, data} (failures: {ok: false, code,"
+    " error, suggestions})."
+)
+TOOLS: Final[tuple[ToolSpec, ...]] = (
+    ToolSpec(
+        "memory_write",
+        "Write a memory",
+        "Save one durable fact, preference, procedure or lesson as a new memory file. Use it"
+        " when you learn something worth keeping across sessions; one fact per call. Give a"
+        " `title`, a `memory_type` and either `claim`/`body` (the body's first sentence"
+        " becomes the claim) or `article_html`. Content identical to an active memory is"
+        " deduped (deduped: true, the existing path) instead of written twice. Cost: one git"
+        " commit plus indexing and embedding of one file (tens of ms)." + _ENVELOPE,
+        WriteInput,
+        memory_write,
+        read_only=False,
+    ),
+    ToolSpec(
+        "memory_write_batch",
+        "Write many memories",
+        "Apply many ops (write, correct, archive, link) as ONE commit. Use it instead of"
+        " repeated memory_write when saving several facts at once. Atomic by default: the"
+        " first refused op aborts all (failure envelope with every per-op result in"
+        " details); continue_on_error commits the rest. detect_conflicts,"
+        " detect_near_duplicates and consolidate are accepted but not implemented: the"
+        " result names them under `unsupported`. Cost: one commit for the whole batch." + _ENVELOPE,
+        WriteBatchInput,
+        memory_write_batch,
+        read_only=False,
+    ),
+    ToolSpec(
+        "memory_read",
+        "Read a memory",
+        "Read one memory in full: title, claim (gist), metas, links, article HTML and text,"
+        " warnings. Use it after a search when you need the whole memory. Counts as an"
+        " access: it raises the memory's salience (once per 15 minutes per path). Cost: one"
+        " file parse." + _ENVELOPE,
+        ReadInput,
+        memory_read,
+        read_only=False,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "memory_search",
+        "Search memories",
+        "Find memories for a query: full-text, vector, recency and salience arms fused by"
+        " RRF, then diversified (MMR). Use it first when a task may depend on something"
+        " remembered. Hits carry path, title, gist, score, snippet, entities. Never bumps"
+        " salience (reading a hit does). `degraded: true` means the vector arm could not run"
+        " (reason given). Cost: milliseconds; read-only." + _ENVELOPE,
+        SearchInput,
+        memory_search,
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "memory_recall",
+        "Recall a context pack",
+        "Assemble a disclosure pack for a query: the best memories quoted (claim, summaries,"
+        " facets, citations) under a character budget, the rest as index lines with paths."
+        " Use it to load context before working on a topic, when you want text rather than"
+        " a hit list. Never bumps salience. Cost: one search plus folding; read-only." + _ENVELOPE,
+        RecallInput,
+        memory_recall,
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "memory_correct",
+        "Correct a memory",
+        "Replace a memory that is wrong or outdated: writes the replacement, moves the"
+        " original to archive/<YYYY>/ with valid-until and superseded-by stamps, links the"
+        " two both ways. Use it instead of writing a contradicting memory. Cost: one"
+        " commit." + _ENVELOPE,
+        CorrectInput,
+        memory_correct,
+        read_only=False,
+        destructive=True,
+    ),
+    ToolSpec(
+        "memory_link",
+        "Link two memories",
+        "Add an authored relation SRC -rel-> DST (e.g. caused_by, supports, contradicts) to"
+        " SRC's head. Use it when two memories bear on each other. Idempotent (created:"
+        " false when present). `strength` is accepted and ignored. Cost: one commit." + _ENVELOPE,
+        LinkInput,
+        memory_link,
+        read_only=False,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "memory_neighbors",
+        "Graph around a memory",
+        "List memories within one or two hops of a memory along memory relations, either"
+        " direction, with the hop and relation that reached each. Use it to explore what"
+        " is connected to a memory you found. Cost: a few index queries; read-only." + _ENVELOPE,
+        NeighborsInput,
+        memory_neighbors,
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "memory_resolve",
+        "Resolve a cited path",
+        "Say what a path became: follows archive moves and supersedes links to the live"
+        " memory (resolved, live, chain). Use it when a cited path is not found or may be"
+        " outdated. Cost: a few index queries; read-only." + _ENVELOPE,
+        ResolveInput,
+        memory_resolve,
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "memory_archive",
+        "Archive a memory",
+        "Move a memory that no longer holds into archive/<YYYY>/<path> (git mv, never a"
+        " delete; history stays). Use it for memories that are obsolete and have no"
+        " replacement (use memory_correct when there is one). Cost: one commit." + _ENVELOPE,
+        ArchiveInput,
+        memory_archive,
+        read_only=False,
+        destructive=True,
+    ),
+    ToolSpec(
+        "memory_reinforce",
+        "Reinforce memories",
+        "Report that memories helped (positive), misled (negative) or were merely used"
+        " (neutral): moves their salience through an outcome average, with a 15-minute"
+        " cooldown per path. Use it after a task that relied on memories. Paths with no"
+        " memory are listed under `missing`. Cost: one small state write, no commit." + _ENVELOPE,
+        ReinforceInput,
+        memory_reinforce,
+        read_only=False,
+    ),
+    ToolSpec(
+        "memory_list",
+        "List memories",
+        "Page through memories in path order by type, workspace, tag, entity or PARA"
+        " bucket; continue with `cursor` = the previous page's next_cursor. Use it to"
+        " browse, not to find by meaning (use memory_search). Cost: one index query;"
+        " read-only." + _ENVELOPE,
+        ListInput,
+        memory_list,
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "memory_status",
+        "Store status",
+        "One-screen summary: HEAD, uncommitted paths, counts by type and bucket, index"
+        " freshness, vector coverage and model. Use it to check the store is healthy."
+        " Cost: a few queries and one git status; read-only." + _ENVELOPE,
+        StatusInput,
+        memory_status,
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "trace_search",
+        "Search session transcripts",
+        "Search indexed agent session transcripts. Transcript indexing is not built yet:"
+        " the answer is always an empty list with indexed: false and a note, never an"
+        " error and never invented sessions. Cost: none." + _ENVELOPE,
+        TraceSearchInput,
+        trace_search,
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "trace_links",
+        "Session-memory links",
+        "Links between agent sessions and the memories they wrote, read or corrected, by"
+        " session_id and/or path. Not recorded yet: the answer is an empty list with"
+        " indexed: false and a note. Cost: none." + _ENVELOPE,
+        TraceLinksInput,
+        trace_links,
+        read_only=True,
+        idempotent=True,
+    ),
+)
+TOOLS_BY_NAME: Final[dict[str, ToolSpec]] = {t.name: t for t in TOOLS}
+
+
+# -- dispatch ----------------------------------------------------------------------
+def _field(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(x) for x in loc) or "(arguments)"
+
+
+def validation_failure(tool: str, exc: ValidationError) -> dict[str, Any]:
+    """A pydantic error as a failure envelope: invalid path > missing field > invalid value."""
+    errors = exc.errors(include_url=False, include_input=False)
+    kinds = {e["type"] for e in errors}
+    if "invalid_path" in kinds:
+        code = InvalidPathError.code
+    elif kinds == {"missing"}:
+        code = "ERR_MISSING_ARGUMENT"
+    else:
+        code = InvalidFlagError.code
+    problems = [{"field": _field(e["loc"]), "problem": e["msg"], "kind": e["type"]} for e in errors]
+    message = f"{tool}: " + "; ".join(f"{p['field']}: {p['problem']}" for p in problems[:5])
+    return failure(
+        code, message, [f"tools/list shows the input schema of {tool}"], {"errors": problems}
+    )
+
+
+def call_tool(get: GetCorpus, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Validate, run one tool, and answer with an envelope (never raises)."""
+    spec = TOOLS_BY_NAME.get(name)
+    if spec is None:
+        return failure(
+            "ERR_UNKNOWN_COMMAND",
+            f"no tool named {name!r}",
+            [f"one of: {', '.join(TOOLS_BY_NAME)}"],
+        )
+    try:
+        params = spec.model.model_validate(dict(arguments or {}))
+    except ValidationError as exc:
+        return validation_failure(name, exc)
+    try:
+        return spec.handler(get, params)
+    except MemhtmlError as err:
+        return failure(err.code, err.message, err.suggestions, err.details or None)
+    except Exception as exc:  # the adapter is where a stray exception becomes a code
+        log.exception("tool %s failed unexpectedly", name)
+        return failure("ERR_UNKNOWN", f"{type(exc).__name__}: {exc}")
