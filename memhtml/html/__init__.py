@@ -27,7 +27,7 @@ from memhtml.html.edit import (
 )
 from memhtml.html.hashing import content_hash_of_article_html
 from memhtml.html.parse import parse_memory
-from memhtml.html.serialize import render_memory
+from memhtml.html.serialize import render_document, render_memory
 
 __all__ = [
     "Citation",
@@ -44,6 +44,7 @@ __all__ = [
     "parse_memory",
     "remove_link",
     "remove_meta",
+    "render_document",
     "render_memory",
     "set_meta",
 ]

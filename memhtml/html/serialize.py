@@ -42,7 +42,8 @@ from memhtml.contracts.vocab import (
     normalize_rel,
     rel_token,
 )
-from memhtml.html.document import NewMemory
+from memhtml.html.document import MemoryDocument, NewMemory
+from memhtml.html.hashing import content_hash_of_article_html
 from memhtml.html.parse import parse_memory
 from memhtml.html.validate import ASCII_WS, Issues, collapse, parse_link_href
 
@@ -79,6 +80,11 @@ def render_memory(new: NewMemory) -> str:
 
     Deterministic: the same NewMemory always gives the same text.
     """
+    return render_document(new)[0]
+
+
+def render_document(new: NewMemory) -> tuple[str, MemoryDocument]:
+    """Render a memory file and return it with its parse (one parse of the final text)."""
     try:
         return _render(new)
     except (TypeError, AttributeError, ValueError) as exc:  # a field of the wrong type
@@ -88,7 +94,7 @@ def render_memory(new: NewMemory) -> str:
         ) from exc
 
 
-def _render(new: NewMemory) -> str:
+def _render(new: NewMemory) -> tuple[str, MemoryDocument]:
     issues = Issues()
     _check_text_fields(new, issues)
     metas = _scalar_metas(new, issues)
@@ -102,9 +108,13 @@ def _render(new: NewMemory) -> str:
             scalars[CONTENT_HASH_META] = content_hash
         return _assemble(collapse(new.title), scalars, repeatables, links, article)
 
-    text = assemble(None)
+    # The hash is computed from the article alone (a fragment parse) and checked
+    # against the full parse of the final text, which is re-assembled on the
+    # rare disagreement: one full parse per render on the write path.
+    expected = content_hash_of_article_html(article) if new.include_content_hash else None
+    text = assemble(expected)
     parsed = parse_memory(text)
-    if new.include_content_hash and parsed.content_hash:
+    if new.include_content_hash and parsed.content_hash and parsed.content_hash != expected:
         text = assemble(parsed.content_hash)
         parsed = parse_memory(text)
     for issue in parsed.violations:
@@ -119,7 +129,7 @@ def _render(new: NewMemory) -> str:
             suggestions=["see docs/format.md for the format's rules"],
             details={"violations": [i.as_dict() for i in issues.violations]},
         )
-    return text
+    return text, parsed
 
 
 def _check_text_fields(new: NewMemory, issues: Issues) -> None:

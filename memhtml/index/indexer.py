@@ -12,14 +12,14 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from memhtml.contracts.paths import is_memory_path
 from memhtml.contracts.vocab import GENERATED_NAMES, PARA_BUCKETS
-from memhtml.html import parse_memory
+from memhtml.html import MemoryDocument, parse_memory
 from memhtml.index import writer
 from memhtml.index.db import watermark, write_transaction
 from memhtml.index.project import Projection, project_file
@@ -71,8 +71,10 @@ class _Parsed:
     reason: str | None
 
 
-def _project_bytes(path: str, data: bytes, sha: str | None) -> _Parsed:
-    doc = parse_memory(data)
+def _project_bytes(
+    path: str, data: bytes, sha: str | None, doc: MemoryDocument | None = None
+) -> _Parsed:
+    doc = doc if doc is not None else parse_memory(data)
     if not doc.ok:
         reasons = "; ".join(f"{v.code}: {v.message}" for v in doc.violations[:3])
         return _Parsed(None, reasons or "unparseable")
@@ -135,12 +137,19 @@ class Indexer:
         writer.delete(self.conn, path)
 
     def _store(
-        self, path: str, data: bytes, sha: str | None, report: IndexReport, now: str
+        self,
+        path: str,
+        data: bytes,
+        sha: str | None,
+        report: IndexReport,
+        now: str,
+        *,
+        doc: MemoryDocument | None = None,
     ) -> None:
         old = writer.previous_hash(self.conn, path)
         if old is not None:
             self._left_hashes.add(old)
-        parsed = _project_bytes(path, data, sha)
+        parsed = _project_bytes(path, data, sha, doc)
         if parsed.proj is None:
             self._delete(path)
             writer.record_skip(self.conn, path, sha, parsed.reason or "unparseable")
@@ -164,7 +173,7 @@ class Indexer:
                 self._delete(holder)
                 writer.record_skip(self.conn, holder, None, f"duplicate content of {path}")
                 report.skipped.append({"path": holder, "reason": f"duplicate content of {path}"})
-                self._store(path, data, sha, report, now)
+                self._store(path, data, sha, report, now, doc=doc)
                 return
             reason = f"duplicate content of {holder_row[0]}" if holder_row else f"constraint: {exc}"
             self._delete(path)
@@ -354,6 +363,7 @@ class Indexer:
         parent: str | None,
         new_head: str,
         changes: Sequence[tuple[str, bytes | None, str | None]],
+        parsed: Mapping[bytes, MemoryDocument] | None = None,
     ) -> IndexReport:
         """Index exactly the paths a write door committed: (path, bytes or None, moved_from).
 
@@ -380,7 +390,8 @@ class Indexer:
                     self._delete(path)
                     report.deleted += 1
                 else:
-                    self._store(path, data, blob_sha(data), report, now)
+                    doc = parsed.get(data) if parsed else None
+                    self._store(path, data, blob_sha(data), report, now, doc=doc)
             self._retry_duplicates(report, now)
             writer.drop_orphan_embeddings(conn, self._take_left_hashes())
             conn.execute(

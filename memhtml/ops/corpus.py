@@ -342,7 +342,7 @@ class Corpus:
                 self.git.reset_paths(touched)
                 raise
             report = self.indexer.apply_commit(
-                parent, sha, [(c.path, c.content, c.moved_from) for c in changes]
+                parent, sha, [(c.path, c.content, c.moved_from) for c in changes], planner.docs
             )
             outcome = BatchOutcome(results, sha, index=report.to_data())
             if embedder is not None:

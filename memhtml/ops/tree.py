@@ -22,12 +22,13 @@ class TreeView:
     _overlay: dict[str, bytes | None] = field(default_factory=dict)
     _moves: dict[str, str] = field(default_factory=dict)  # new path -> old path
     _order: list[str] = field(default_factory=list)
+    _resolved: dict[str, str] = field(default_factory=dict)  # realpath cache for this batch
 
     def exists(self, path: str) -> bool:
         """True when `path` holds a file in the view."""
         if path in self._overlay:
             return self._overlay[path] is not None
-        target = resolve_inside(self.root, path)
+        target = resolve_inside(self.root, path, self._resolved)
         return target.is_file()
 
     def read(self, path: str) -> bytes:
@@ -37,7 +38,7 @@ class TreeView:
             if data is None:
                 raise PathNotFoundError(f"no memory at {path}")
             return data
-        target = resolve_inside(self.root, path)
+        target = resolve_inside(self.root, path, self._resolved)
         if not target.is_file():
             raise PathNotFoundError(
                 f"no memory at {path}", suggestions=["memhtml list", "memhtml search <words>"]
@@ -50,13 +51,13 @@ class TreeView:
 
     def write(self, path: str, data: bytes) -> None:
         """Pending write of `data` at `path`."""
-        resolve_inside(self.root, path)
+        resolve_inside(self.root, path, self._resolved)
         self._overlay[path] = data
         self._touch(path)
 
     def move(self, old: str, new: str, data: bytes) -> None:
         """Pending move of `old` to `new` with new content."""
-        resolve_inside(self.root, new)
+        resolve_inside(self.root, new, self._resolved)
         origin = self._moves.pop(old, old)
         self._overlay[old] = None
         self._overlay[new] = data

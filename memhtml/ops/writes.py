@@ -40,7 +40,7 @@ from memhtml.contracts.vocab import (
     TASK_STATUSES,
     normalize_rel,
 )
-from memhtml.html import MemoryDocument, NewMemory, parse_memory, render_memory
+from memhtml.html import MemoryDocument, NewMemory, parse_memory, render_document
 from memhtml.html import add_link as html_add_link
 from memhtml.html import set_meta as html_set_meta
 from memhtml.ops.tree import TreeView
@@ -91,6 +91,7 @@ class Planner:
     active_path_for_hash: Callable[[str], str | None]
     is_dirty: Callable[[str], bool]
     claimed_hashes: dict[str, str] = field(default_factory=dict)
+    docs: dict[bytes, MemoryDocument] = field(default_factory=dict)  # parses of rendered bytes
     vacated: set[str] = field(default_factory=set)
 
     # -- helpers ---------------------------------------------------------------
@@ -127,19 +128,16 @@ class Planner:
             )
 
     def _render(self, new: NewMemory, what: str) -> tuple[bytes, MemoryDocument]:
-        try:
-            text = render_memory(new)
-        except InvalidMemoryError:
-            raise
+        text, doc = render_document(new)
         data = text.encode("utf-8")
         if len(data) > MAX_MEMORY_BYTES:
             raise InvalidMemoryError(
                 f"{what} is {len(data)} bytes; one memory holds at most {MAX_MEMORY_BYTES}",
                 suggestions=["split it into several memories, one fact each"],
             )
-        doc = parse_memory(data)
         if not doc.ok:
             raise _invalid(doc, what)
+        self.docs[data] = doc
         return data, doc
 
     # -- write -------------------------------------------------------------------

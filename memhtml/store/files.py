@@ -30,24 +30,41 @@ def write_atomic(target: Path, data: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".memhtml-", suffix=".tmp", dir=target.parent)
     try:
+        # No fsync: the commit is the durable record, and git itself does not
+        # fsync by default; the rename keeps readers from seeing a torn file.
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def resolve_inside(root: Path, rel: str) -> Path:
-    """`root/rel`, refusing anything (symlinks included) that resolves outside the root."""
+def resolve_inside(root: Path, rel: str, cache: dict[str, str] | None = None) -> Path:
+    """`root/rel`, refusing anything (symlinks included) that resolves outside the root.
+
+    `cache` (one per batch) remembers resolved directories, so a batch of
+    thousands of paths pays the realpath walk once per directory.
+    """
     candidate = root / rel
-    real_root = root.resolve()
-    resolved = candidate.resolve()
-    if resolved != real_root and real_root not in resolved.parents:
+    real_root = _resolved(str(root), cache)
+    parent, _, name = str(candidate).rpartition("/")
+    real_parent = _resolved(parent, cache)
+    resolved = os.path.join(real_parent, name)
+    if os.path.islink(resolved):
+        resolved = os.path.realpath(resolved)
+    if resolved != real_root and not resolved.startswith(real_root + os.sep):
         raise InvalidPathError(f"path {rel!r} resolves outside the memory root")
     return candidate
+
+
+def _resolved(path: str, cache: dict[str, str] | None) -> str:
+    if cache is None:
+        return os.path.realpath(path)
+    hit = cache.get(path)
+    if hit is None:
+        hit = cache[path] = os.path.realpath(path)
+    return hit
 
 
 @dataclass
@@ -78,8 +95,10 @@ def apply_changes(root: Path, changes: Sequence[FileChange]) -> tuple[list[str],
     undo = Undo()
     touched: list[str] = []
 
+    resolved: dict[str, str] = {}
+
     def remember(rel: str) -> Path:
-        target = resolve_inside(root, rel)
+        target = resolve_inside(root, rel, resolved)
         if rel not in undo.previous:
             undo.previous[rel] = target.read_bytes() if target.is_file() else None
         if rel not in touched:
