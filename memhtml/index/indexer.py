@@ -71,6 +71,35 @@ class _Parsed:
     reason: str | None
 
 
+# Rebuild parses in worker processes when the tree is large enough to pay for
+# them: parsing is pure CPU, and the projection pickles cheaply.
+PARALLEL_MIN_FILES: Final = 2000
+PARSE_CHUNK: Final = 500
+
+
+def _parse_chunk(
+    items: list[tuple[str, str | None, bytes]],
+) -> list[tuple[str, str | None, _Parsed]]:
+    return [(path, sha, _project_bytes(path, data, sha)) for path, sha, data in items]
+
+
+def _parse_pool(n_files: int) -> Any:
+    """A fork-based process pool for a big rebuild, or None (serial) when not worth it."""
+    import multiprocessing
+    import os
+
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if n_files < PARALLEL_MIN_FILES or (cpus or 1) < 2:
+        return None
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(
+        max_workers=min(cpus or 2, 4), mp_context=multiprocessing.get_context("fork")
+    )
+
+
 def _project_bytes(
     path: str, data: bytes, sha: str | None, doc: MemoryDocument | None = None
 ) -> _Parsed:
@@ -200,10 +229,7 @@ class Indexer:
         seen_hashes: dict[str, str] = {}
         skips: list[tuple[str, str | None, str]] = []
 
-        def consider(path: str, data: bytes | None, sha: str | None) -> None:
-            if data is None:
-                return
-            parsed = _project_bytes(path, data, sha)
+        def consider(path: str, sha: str | None, parsed: _Parsed) -> None:
             if parsed.proj is None:
                 skips.append((path, sha, parsed.reason or "unparseable"))
                 return
@@ -216,18 +242,40 @@ class Indexer:
                 seen_hashes[f["content_hash"]] = path
             projections.append(parsed.proj)
 
-        committed = [e for e in entries if e.path not in overlay]
-        sources: list[tuple[str, bytes | None, str | None]] = []
-        for start in range(0, len(committed), CAT_BATCH):
-            batch = committed[start : start + CAT_BATCH]
-            blobs = self.git.cat_blobs(e.sha for e in batch)
-            sources += [(e.path, blobs.get(e.sha), e.sha) for e in batch]
-        for path, data in overlay.items():
-            sources.append((path, data, blob_sha(data) if data is not None else None))
-        # Path order decides which of two active duplicates is indexed (the smaller path).
-        for path, data, sha in sorted(sources, key=lambda s: s[0]):
-            consider(path, data, sha)
-
+        # Path order decides which of two active duplicates is indexed (the smaller
+        # path); blobs stream in batches so a large tree is never all in memory.
+        items: list[tuple[str, str | None, bytes | None]] = sorted(
+            [(e.path, e.sha, None) for e in entries if e.path not in overlay]
+            + [(path, None, data) for path, data in overlay.items()],
+            key=lambda item: item[0],
+        )
+        timings = {"read_ms": 0.0, "parse_ms": 0.0}
+        pool = _parse_pool(len(items))
+        pending: list[Any] = []
+        try:
+            for start in range(0, len(items), CAT_BATCH):
+                batch = items[start : start + CAT_BATCH]
+                t0 = time.perf_counter()
+                blobs = self.git.cat_blobs(sha for _, sha, _ in batch if sha is not None)
+                work: list[tuple[str, str | None, bytes]] = []
+                for path, sha, data in batch:
+                    content = blobs.get(sha) if sha is not None else data
+                    if content is not None:
+                        work.append((path, sha or blob_sha(content), content))
+                timings["read_ms"] += (time.perf_counter() - t0) * 1000
+                for i in range(0, len(work), PARSE_CHUNK):
+                    chunk = work[i : i + PARSE_CHUNK]
+                    pending.append(pool.submit(_parse_chunk, chunk) if pool else chunk)
+            t1 = time.perf_counter()
+            for job in pending:  # in path order: the dedup rule depends on it
+                results = job.result() if pool else _parse_chunk(job)
+                for path, sha, parsed in results:
+                    consider(path, sha, parsed)
+            timings["parse_ms"] += (time.perf_counter() - t1) * 1000
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+        t_write = time.perf_counter()
         with write_transaction(conn):
             conn.execute("UPDATE index_state SET rebuilding = 1 WHERE id = 1")
             triggers = conn.execute(
@@ -243,7 +291,9 @@ class Indexer:
             conn.execute("DELETE FROM worktree_overlay")
             conn.execute("INSERT INTO files_fts(files_fts) VALUES ('delete-all')")
             writer.bulk_insert(conn, projections, now)
+            t_fts = time.perf_counter()
             conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
+            timings["fts_ms"] = (time.perf_counter() - t_fts) * 1000
             for _, sql in triggers:
                 conn.execute(sql)
             for path, sha, reason in skips:
@@ -257,10 +307,12 @@ class Indexer:
                 " rebuilding = 0 WHERE id = 1",
                 (head, now, now),
             )
+        timings["write_ms"] = (time.perf_counter() - t_write) * 1000 - timings["fts_ms"]
         report.projected = len(projections)
         report.touched = [p.path for p in projections]
         report.skipped = [{"path": p, "reason": r} for p, _, r in skips]
         report.elapsed_ms = (time.perf_counter() - started) * 1000
+        report.extra["timings_ms"] = {k: round(v, 1) for k, v in timings.items()}
         return report
 
     # -- update --------------------------------------------------------------

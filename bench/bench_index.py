@@ -1,0 +1,112 @@
+"""Index costs: full rebuild (no embedding) time and peak RSS, and incremental updates.
+
+Reference (the original memhtml on a machine like this, no embeddings): rebuild
+1.1 s at 1k and 8.0 s at 10k. Targets: rebuild of 10k <= 3 s; update of one
+changed file in a 10k store <= 50 ms in process; a 256-file batch <= 500 ms;
+cost per file flat from 1k to 100k.
+
+    python -m bench.bench_index [--sizes 1000 10000 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.common import summary, write_result
+from bench.stores import fresh_copy
+
+REBUILD = """
+import json, resource, sys, time
+import memhtml
+c = memhtml.open(sys.argv[1], embedder="off")
+t = time.perf_counter()
+report = c.index.rebuild(embed=False)
+elapsed = (time.perf_counter() - t) * 1000
+print(json.dumps({"ms": elapsed, "files": report["projected"], "timings": report["timings_ms"],
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def edit(root: Path, paths: list[str], stamp: str) -> None:
+    for rel in paths:
+        target = root / rel
+        text = target.read_text()
+        target.write_text(text.replace("</mark>", f" {stamp}</mark>", 1))
+
+
+def measure(n: int, update_rounds: int) -> dict[str, object]:
+    import memhtml
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = fresh_copy(n, Path(tmp) / "m")
+        out = subprocess.run(
+            [sys.executable, "-c", REBUILD, str(root)], capture_output=True, text=True, check=True
+        )
+        rebuild = json.loads(out.stdout)
+        corpus = memhtml.open(root, embedder="off")
+        files = sorted(r[0] for r in corpus.conn.execute("SELECT path FROM files"))
+        one, batch = [], []
+        for i in range(update_rounds):
+            edit(root, [files[(i * 7919) % len(files)]], f"u{i}")
+            git(root, "commit", "-qam", "one")
+            one.append(corpus.index.update(embed=False)["elapsed_ms"])
+        for i in range(update_rounds):
+            chosen = [files[(i * 257 + j * 31) % len(files)] for j in range(256)]
+            edit(root, sorted(set(chosen)), f"b{i}")
+            git(root, "commit", "-qam", "batch")
+            batch.append(corpus.index.update(embed=False)["elapsed_ms"])
+        corpus.close()
+    return {
+        "memories": n,
+        "rebuild_ms": round(rebuild["ms"], 1),
+        "rebuild_ms_per_file": round(rebuild["ms"] / n, 4),
+        "rebuild_timings_ms": rebuild["timings"],
+        "fts_share_of_rebuild": round(rebuild["timings"]["fts_ms"] / rebuild["ms"], 3),
+        "rebuild_peak_rss_mb": round(rebuild["peak_rss_mb"], 1),
+        "update_one_file": summary(one),
+        "update_256_files": summary(batch),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    rows = []
+    for n in args.sizes:
+        row = measure(n, args.rounds)
+        rows.append(row)
+        print(
+            f"{n}: rebuild {row['rebuild_ms']} ms ({row['rebuild_ms_per_file']} ms/file,"
+            f" fts {row['fts_share_of_rebuild']:.0%}, rss {row['rebuild_peak_rss_mb']} MB);"
+            f" update 1 file p50 {row['update_one_file']['p50_ms']} ms;"
+            f" 256 files p50 {row['update_256_files']['p50_ms']} ms",
+            file=sys.stderr,
+        )
+    write_result(
+        "index",
+        {
+            "rows": rows,
+            "reference": {
+                "original_rebuild_1k_s": 1.1,
+                "original_rebuild_10k_s": 8.0,
+                "target_rebuild_10k_s": 3.0,
+                "target_update_one_ms": 50,
+                "target_update_256_ms": 500,
+            },
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()
