@@ -38,8 +38,18 @@ def l2_normalize(matrix: npt.ArrayLike) -> FloatArray:
     return (m / safe).astype(np.float32)
 
 
-def cosine_similarities(matrix: npt.ArrayLike, query: npt.ArrayLike) -> FloatArray:
-    """Cosine similarity of every row of `matrix` with `query`, clamped to [-1, 1]."""
+def row_norms(matrix: npt.ArrayLike) -> FloatArray:
+    """The L2 norm of every row (precompute once for a matrix scanned many times)."""
+    return np.linalg.norm(np.asarray(matrix, dtype=np.float32), axis=1).astype(np.float32)
+
+
+def cosine_similarities(
+    matrix: npt.ArrayLike, query: npt.ArrayLike, norms: npt.ArrayLike | None = None
+) -> FloatArray:
+    """Cosine similarity of every row of `matrix` with `query`, clamped to [-1, 1].
+
+    `norms` are the rows' L2 norms when the caller has them (see row_norms).
+    """
     m = np.asarray(matrix, dtype=np.float32)
     q = as_vector(query)
     if m.size == 0:
@@ -47,7 +57,7 @@ def cosine_similarities(matrix: npt.ArrayLike, query: npt.ArrayLike) -> FloatArr
     qn = float(np.linalg.norm(q))
     if qn == 0.0:
         return np.zeros((m.shape[0],), dtype=np.float32)
-    norms = np.linalg.norm(m, axis=1)
+    norms = np.linalg.norm(m, axis=1) if norms is None else np.asarray(norms, dtype=np.float32)
     dots = m @ q
     with np.errstate(divide="ignore", invalid="ignore"):
         sims = np.where(norms > 0, dots / (norms * qn), 0.0)

@@ -133,37 +133,39 @@ def _claim_space(conn: sqlite3.Connection, embedder: Embedder, root: Path) -> st
 def pending_chunks(
     conn: sqlite3.Connection, model: str | None, paths: Iterable[str] | None = None
 ) -> list[tuple[str, str, str]]:
-    """(chunk_id, content_hash, text) of chunks lacking a vector of `model`, one per chunk id."""
+    """(chunk_id, content_hash, text) of chunks still lacking a vector, one row per chunk id.
+
+    Reads the trigger-kept `pending_vectors` table, so the cost follows the
+    gap, not the store. (`model` is the space the vectors must belong to; a
+    space change empties the embeddings, which refills the pending table.)
+    """
     base = (
-        "SELECT c.chunk_id, c.content_hash, min(c.text) FROM chunks c"
-        " LEFT JOIN embeddings e ON e.chunk_id = c.chunk_id"
-        " WHERE (e.chunk_id IS NULL OR e.model IS NOT ?)"
+        "SELECT p.chunk_id, min(c.content_hash), min(c.text) FROM pending_vectors p"
+        " JOIN chunks c ON c.chunk_id = p.chunk_id"
     )
     if paths is None:
-        return list(conn.execute(base + " GROUP BY c.chunk_id ORDER BY c.chunk_id", (model,)))
+        return list(conn.execute(base + " GROUP BY p.chunk_id ORDER BY p.chunk_id"))
     wanted = list(dict.fromkeys(paths))
     out: dict[str, tuple[str, str, str]] = {}
     for start in range(0, len(wanted), _SCOPE_CHUNK):
         part = wanted[start : start + _SCOPE_CHUNK]
         marks = ",".join("?" for _ in part)
-        for row in conn.execute(
-            base + f" AND c.path IN ({marks}) GROUP BY c.chunk_id", (model, *part)
-        ):
+        for row in conn.execute(base + f" WHERE c.path IN ({marks}) GROUP BY p.chunk_id", part):
             out[row[0]] = row
     return [out[k] for k in sorted(out)]
 
 
-def coverage(conn: sqlite3.Connection) -> tuple[int, int]:
-    """(chunks of active memories with a vector in the stored space, all such chunks)."""
-    model, _, _ = stored_space(conn)
-    row = conn.execute(
-        "SELECT count(DISTINCT c.chunk_id),"
-        " count(DISTINCT CASE WHEN e.model IS ? THEN c.chunk_id END)"
-        " FROM chunks c JOIN files f ON f.path = c.path AND f.archived = 0"
-        " LEFT JOIN embeddings e ON e.chunk_id = c.chunk_id",
-        (model,),
-    ).fetchone()
-    return int(row[1] or 0), int(row[0] or 0)
+def coverage(conn: sqlite3.Connection, *, exact: bool = False) -> tuple[int, int]:
+    """(distinct chunks with a vector, distinct chunks).
+
+    Cheap when nothing is pending: (1, 1) stands for "all", unless `exact`
+    asks for the real counts (status reports).
+    """
+    pending = conn.execute("SELECT count(*) FROM pending_vectors").fetchone()[0]
+    if pending == 0 and not exact:
+        return 1, 1
+    total = conn.execute("SELECT count(DISTINCT chunk_id) FROM chunks").fetchone()[0]
+    return int(total - pending), int(total)
 
 
 def embed_missing(

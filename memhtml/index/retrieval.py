@@ -209,6 +209,7 @@ def vector_candidates(
     query_vector: npt.NDArray[Any],
     scope: Scope,
     want: int,
+    norms: npt.NDArray[Any] | None = None,
 ) -> list[tuple[str, float]]:
     """(content_hash, best chunk cosine) for the top memories, best first, scope-aware."""
     import numpy as np
@@ -219,7 +220,9 @@ def vector_candidates(
     rows = matrix.rows
     if rows == 0:
         return []
-    sims = cosine_similarities(matrix.vectors[:rows], query_vector)
+    sims = cosine_similarities(
+        matrix.vectors[:rows], query_vector, None if norms is None else norms[:rows]
+    )
     keys = matrix.keys[:rows]
     if not scope.is_default:
         where, params = scope.sql("f")

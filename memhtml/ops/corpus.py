@@ -127,6 +127,7 @@ class Corpus:
         self._conn: sqlite3.Connection | None = None
         self._embedder_error: MemhtmlError | None = None
         self._matrix: tuple[str, LoadedMatrix | None] | None = None
+        self._norms: tuple[tuple[int, int], Any] | None = None
 
     # -- wiring ----------------------------------------------------------------
     def require_repo(self) -> None:
@@ -198,6 +199,15 @@ class Corpus:
         loaded = sync_matrix(self.conn, self.root, epoch)
         self._matrix = (epoch, loaded)
         return loaded
+
+    def vector_norms(self, matrix: LoadedMatrix) -> Any:
+        """Row norms of the loaded matrix, computed once per matrix generation."""
+        from memhtml.domain.vectors import row_norms
+
+        key = (id(matrix), matrix.rows)
+        if self._norms is None or self._norms[0] != key:
+            self._norms = (key, row_norms(matrix.vectors[: matrix.rows]))
+        return self._norms[1]
 
     def close(self) -> None:
         """Close the index connection."""

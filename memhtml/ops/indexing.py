@@ -142,7 +142,7 @@ class IndexFacade:
         one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
         model, dim, epoch = stored_space(conn)
         configured = c.embedder
-        have, total = coverage(conn)
+        have, total = coverage(conn, exact=True)
         return {
             "mode": "status",
             "head_sha": head,
