@@ -209,6 +209,7 @@ def vector_candidates(
     query_vector: npt.NDArray[Any],
     scope: Scope,
     want: int,
+    *,
     norms: npt.NDArray[Any] | None = None,
 ) -> list[tuple[str, float]]:
     """(content_hash, best chunk cosine) for the top memories, best first, scope-aware."""

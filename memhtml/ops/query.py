@@ -117,7 +117,7 @@ def query_vector(
     except Exception as exc:  # a model failure narrows retrieval instead of stopping it
         return None, f"ERR_MODEL_UNAVAILABLE: {type(exc).__name__}: {exc}", share, None
     norms = corpus.vector_norms(matrix)
-    return vector_candidates(corpus.conn, matrix, qvec, scope, want, norms), None, share, qvec
+    return vector_candidates(corpus.conn, matrix, qvec, scope, want, norms=norms), None, share, qvec
 
 
 def _content_vectors(corpus: Corpus, hashes: Sequence[str]) -> dict[str, Any]:
