@@ -262,7 +262,7 @@ def _fused_statement(
     cand_parts: list[str] = []
     if use_fts:
         ctes.append(
-            "fts_arm AS (SELECT f.path AS path,"
+            "fts_arm AS MATERIALIZED (SELECT f.path AS path,"
             " row_number() OVER (ORDER BY files_fts.rank, f.path) AS rnk"
             " FROM files_fts JOIN files f ON f.id = files_fts.rowid"
             f" WHERE files_fts MATCH :fts_q AND {where}"
@@ -275,7 +275,8 @@ def _fused_statement(
         )
     if use_vector:
         ctes.append(
-            "vec_arm AS (SELECT path, row_number() OVER (ORDER BY sim DESC, path) AS rnk FROM"
+            "vec_arm AS MATERIALIZED (SELECT path,"
+            " row_number() OVER (ORDER BY sim DESC, path) AS rnk FROM"
             " (SELECT f.path AS path, max(CAST(json_extract(j.value, '$[1]') AS REAL)) AS sim"
             " FROM json_each(:vec) j JOIN files f"
             " ON f.content_hash = json_extract(j.value, '$[0]')"
@@ -290,7 +291,7 @@ def _fused_statement(
     names: list[str] = []
     if not cand_parts:
         return "", {}, names
-    ctes.append("cand AS (" + " UNION ".join(cand_parts) + ")")
+    ctes.append("cand AS MATERIALIZED (" + " UNION ".join(cand_parts) + ")")
     if use_rec:
         ctes.append(
             "rec_arm AS (SELECT f.path AS path, row_number() OVER"
