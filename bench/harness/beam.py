@@ -131,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     asked: list[h.Asked] = []
     captures = []
     docs_of: dict[str, list[str]] = {}
-    capture = args.ablations or args.tune
+    capture = args.ablations or args.tune or args.save_capture is not None
     with Progress(n_docs, "beam ingest") as ingest_bar, Progress(n_q, "beam search") as q_bar:
         for corpus in chosen:
             with h.scope_root(args.workdir, f"beam/{corpus.scope_id}", args.keep) as root:
@@ -197,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "summary": summary,
     }
     cap = h.merge_captures(captures)
+    h.save_capture(args, cap, asked)
     if cap is not None:
         payload["replay_check"] = h.replay_check(cap, asked, settings, LIMIT)
 

@@ -119,6 +119,13 @@ def base_parser(name: str, data_help: str) -> argparse.ArgumentParser:
     p.add_argument("--keep", action="store_true", help="keep the memory repos (under --workdir)")
     p.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="ops per commit")
     p.add_argument("--quiet", action="store_true", help="no summary on stdout")
+    p.add_argument(
+        "--save-capture",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write the captured arms (+ gold.json) there for notebooks/rrf_tuning.py",
+    )
     return p
 
 
@@ -369,6 +376,22 @@ def merge_captures(captures: Sequence[ArmCapture]) -> ArmCapture | None:
         merged.degraded.update(c.degraded)
         merged.vectors.update(c.vectors)
     return merged
+
+
+def save_capture(args: argparse.Namespace, cap: ArmCapture | None, asked: Sequence[Asked]) -> None:
+    """--save-capture: the arm capture plus gold.json (query id -> gold paths, category)."""
+    if cap is None or args.save_capture is None:
+        return
+    cap.write(args.save_capture)
+    gold = {
+        a.question.qid: {
+            "paths": sorted(a.gold_paths),
+            "category": a.question.category,
+            "scope": a.scope_id,
+        }
+        for a in asked
+    }
+    (args.save_capture / "gold.json").write_text(json.dumps(gold, indent=1, sort_keys=True))
 
 
 def replay_check(

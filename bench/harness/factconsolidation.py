@@ -115,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     asked: list[h.Asked] = []
     captures = []
     docs_of: dict[str, list[str]] = {}
-    capture = args.ablations or args.tune or args.recency_sweep
+    capture = args.ablations or args.tune or args.recency_sweep or args.save_capture is not None
     with (
         Progress(n_docs, "factconsolidation ingest") as ingest_bar,
         Progress(n_q, "factconsolidation search") as q_bar,
@@ -212,6 +212,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         },
     }
     cap = h.merge_captures(captures)
+    h.save_capture(args, cap, asked)
     by_size = lambda a: _size(a.scope_id)  # noqa: E731
     if cap is not None:
         payload["replay_check"] = h.replay_check(cap, asked, settings, LIMIT)

@@ -143,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     captures = []
     docs_of: dict[str, list[str]] = {}
     deduped = 0
-    capture = args.ablations or args.tune
+    capture = args.ablations or args.tune or args.save_capture is not None
     with Progress(n_docs, "locomo ingest") as ingest_bar, Progress(n_q, "locomo search") as q_bar:
         for corpus in chosen:
             with h.scope_root(args.workdir, f"locomo/{corpus.scope_id}", args.keep) as root:
@@ -237,6 +237,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         },
     }
     cap = h.merge_captures(captures)
+    h.save_capture(args, cap, asked)
     if cap is not None:
         payload["replay_check"] = h.replay_check(cap, asked, settings, LIMIT)
         headline_asked = [a for a in asked if a.question.category in HEADLINE]

@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     asked: list[h.Asked] = []
     captures = []
     docs_of: dict[str, list[str]] = {}
-    capture = args.ablations or args.tune
+    capture = args.ablations or args.tune or args.save_capture is not None
     with Progress(n_docs, "longmemeval ingest") as bar, Progress(n_q, "longmemeval search") as qb:
         for corpus in chosen:
             with h.scope_root(
@@ -170,6 +170,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         },
     }
     cap = h.merge_captures(captures)
+    h.save_capture(args, cap, asked)
     if cap is not None:
         payload["replay_check"] = h.replay_check(cap, asked, settings, LIMIT)
 

@@ -124,8 +124,18 @@ class TuningReport:
 
     @property
     def best(self) -> Scored:
-        """The configuration with the best TRAIN mean (ties: earlier in the search)."""
-        return max(self.scored, key=lambda s: s.train) if self.scored else self.baseline
+        """The configuration with the best TRAIN mean.
+
+        Among exact train ties the one closest to production wins (the smallest
+        change that achieves the score), then the earlier in the search.
+        """
+        if not self.scored:
+            return self.baseline
+        top = max(s.train for s in self.scored)
+        return min(
+            (s for s in self.scored if s.train == top),
+            key=lambda s: _distance(s.config, self.baseline.config),
+        )
 
     @property
     def overfit(self) -> bool:
@@ -196,6 +206,11 @@ class TuningReport:
         delta = self.best.held_out - self.baseline.held_out
         out.append(f"  held-out change of the winner over production: {delta:+.4f}")
         return out
+
+
+def _distance(a: FusionConfig, b: FusionConfig) -> float:
+    """How far a configuration is from another (weights L1 plus relative k change)."""
+    return sum(abs(a.weights[arm] - b.weights[arm]) for arm in ARMS) + abs(a.k - b.k) / b.k
 
 
 def _means(s: Scored) -> dict[str, float]:
