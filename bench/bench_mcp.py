@@ -311,7 +311,16 @@ def main() -> None:
         root = args.store or Path(tmp) / "memory"
         if (root / ".git").exists():
             print(f"reusing the store at {root}", file=sys.stderr)
-            store: dict[str, Any] = {"reused": str(root)}
+            import memhtml
+
+            with memhtml.open(str(root), embedder="fake") as corpus:
+                status = corpus.index.status()
+            store: dict[str, Any] = {
+                "reused": str(root),
+                "memories": status["active_files"],
+                "chunks": status["chunks"],
+                "embeddings": status["embeddings"],
+            }
         else:
             print(f"building {args.size} memories at {root}", file=sys.stderr)
             store = build_store(root, args.size, args.batch)
