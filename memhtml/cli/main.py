@@ -168,9 +168,12 @@ def run(argv: Sequence[str], stdout: TextIO | None = None) -> int:
         out.payload = failure("ERR_UNKNOWN", "interrupted")
         out.exit_code = 1
     except Exception as exc:  # the adapter is the one place a stray exception becomes a code
+        from memhtml.ops.errors import as_memhtml_error
+
         log.debug("unexpected failure", exc_info=True)
-        out.payload = failure("ERR_UNKNOWN", f"{type(exc).__name__}: {exc}")
-        out.exit_code = 1
+        typed = as_memhtml_error(exc)
+        out.payload = failure(typed.code, typed.message, typed.suggestions)
+        out.exit_code = typed.exit_code
     if out.payload is None:
         out.payload = failure("ERR_UNKNOWN", "the command produced no result")
         out.exit_code = 1

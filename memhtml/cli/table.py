@@ -193,6 +193,7 @@ COMMANDS: tuple[Command, ...] = (
             Param("include_archived", "include archived memories", type="bool", default=False),
             Param("limit", "page size (1..500)", type="int", default=50),
             Param("cursor", "continue after this path (from next_cursor)"),
+            Param("facet", "facet filter name=value (repeatable)", multiple=True),
         ),
     ),
     Command(

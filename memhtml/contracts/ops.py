@@ -86,6 +86,11 @@ class CorrectOp(BaseModel):
     def _listify(cls, value: Any) -> Any:
         return None if value is None else _as_list(value)
 
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str | None) -> str | None:
+        return None if value is None else WriteOp._known_type(value)
+
 
 class ArchiveOp(BaseModel):
     """Move a memory into archive/<YYYY>/<path>."""

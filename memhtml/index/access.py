@@ -3,7 +3,9 @@
 A search or recall hit never bumps (today's top five would rank higher
 tomorrow for having been listed); a sleep phase never bumps. `read` bumps
 neutrally; `reinforce` carries an outcome signal into the EWMA. Both respect a
-per-path cooldown, so a loop that re-reads one path does not inflate it.
+per-path cooldown, so a loop that re-reads one path does not inflate it; the
+two cooldowns are separate clocks, so an outcome reported right after the
+read that led to it still counts.
 """
 
 from __future__ import annotations
@@ -28,9 +30,13 @@ def bump(
     conn.execute("BEGIN IMMEDIATE")
     try:
         for path in wanted:
+            # A read cools down against the last access; an outcome against the last
+            # outcome, so search -> read -> reinforce keeps the signal.
+            clock_column = "last_reinforced_at" if value else "last_accessed_at"
             row = conn.execute(
-                "SELECT access_count, reinforcement_count, outcome_score, last_accessed_at,"
-                " unixepoch(?) - unixepoch(last_accessed_at) FROM state.access WHERE path = ?",
+                "SELECT access_count, reinforcement_count, outcome_score,"
+                f" {clock_column}, unixepoch(?) - unixepoch({clock_column})"
+                " FROM state.access WHERE path = ?",
                 (now, path),
             ).fetchone()
             if row is None:

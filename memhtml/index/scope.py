@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memhtml.contracts.dates import parse_datetime_input
-from memhtml.contracts.errors import InvalidFlagError
+from memhtml.contracts.errors import InvalidFlagError, InvalidMemoryError
 from memhtml.contracts.vocab import MEMORY_TYPES
 
 
@@ -50,7 +50,10 @@ class Scope:
         tag_list = (tags,) if isinstance(tags, str) else tuple(tags or ())
         as_of_value = None
         if as_of:
-            as_of_value = parse_datetime_input(as_of, field="as_of")
+            try:
+                as_of_value = parse_datetime_input(as_of, field="as_of")
+            except InvalidMemoryError as exc:
+                raise InvalidFlagError(exc.message, suggestions=exc.suggestions) from exc
             if len(as_of_value) == 10:  # a date means the whole of that day
                 as_of_value += "T23:59:59Z"
         facet_pairs: list[tuple[str, str]] = []

@@ -518,16 +518,12 @@ def memory_reinforce(get: GetCorpus, p: ReinforceInput) -> dict[str, Any]:
 
 def memory_list(get: GetCorpus, p: ListInput) -> dict[str, Any]:
     """A page of memories."""
-    if _facet_list(p.facets):
-        raise InvalidFlagError(
-            "memory_list cannot filter by facet yet",
-            suggestions=["memory_search with facets", "drop facets from memory_list"],
-        )
     filters = _given(p, "workspace", "tag", "entity", "para", "cursor")
     data = get().list(
         type=p.memory_type,
         include_archived=bool(p.include_archived),
         limit=p.limit or 50,
+        facet=_facet_list(p.facets),
         **filters,
     )
     return success("memory.list", data)
@@ -818,5 +814,9 @@ def call_tool(get: GetCorpus, name: str, arguments: Mapping[str, Any] | None) ->
     except MemhtmlError as err:
         return failure(err.code, err.message, err.suggestions, err.details or None)
     except Exception as exc:  # the adapter is where a stray exception becomes a code
-        log.exception("tool %s failed unexpectedly", name)
-        return failure("ERR_UNKNOWN", f"{type(exc).__name__}: {exc}")
+        from memhtml.ops.errors import as_memhtml_error
+
+        typed = as_memhtml_error(exc)
+        if typed.code == "ERR_UNKNOWN":
+            log.exception("tool %s failed unexpectedly", name)
+        return failure(typed.code, typed.message, typed.suggestions)

@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import (
+    InvalidMemoryError,
+    InvalidOpError,
     MemhtmlError,
     ModelUnavailableError,
     RepoRequiredError,
 )
-from memhtml.contracts.ops import ArchiveOp, CorrectOp, LinkOp, WriteOp, parse_op
+from memhtml.contracts.ops import ArchiveOp, CorrectOp, LinkOp, WriteOp
 from memhtml.ops.config import Clock, embedder_name, make_clock, resolve_root
 from memhtml.store.git import Git, commit_subject
 from memhtml.store.lock import RepoLock
@@ -72,6 +74,16 @@ class BatchOutcome:
             "index": self.index,
             "vectors": self.vectors,
         }
+
+
+def _op(raw: dict[str, Any]) -> AnyOp:
+    """One op from keyword arguments; a refused field is ERR_INVALID_MEMORY, not a crash."""
+    from memhtml.ops.batch import validate_ops
+
+    try:
+        return validate_ops([raw])[0]
+    except InvalidOpError as exc:
+        raise InvalidMemoryError(exc.message.replace("op 1: ", "", 1)) from exc
 
 
 def _op_name(op: AnyOp) -> str:
@@ -423,13 +435,13 @@ class Corpus:
         fields: dict[str, Any] = {"title": title, "type": type, "claim": claim, **metas}
         if body is not None:
             fields["body"] = [body] if isinstance(body, str) else list(body)
-        return self._single(parse_op({"op": "write", **fields}))
+        return self._single(_op({"op": "write", **fields}))
 
     def correct(self, path: str, **fields: Any) -> dict[str, Any]:
         """Replace a memory and archive the original, linked both ways, in one commit."""
         if isinstance(fields.get("body"), str):
             fields["body"] = [fields["body"]]
-        return self._single(parse_op({"op": "correct", "target_path": path, **fields}))
+        return self._single(_op({"op": "correct", "target_path": path, **fields}))
 
     def archive(self, path: str, reason: str | None = None) -> dict[str, Any]:
         """Move a memory into archive/<YYYY>/<path> (git mv, never a delete)."""
@@ -501,9 +513,12 @@ class Corpus:
 
     def reinforce(self, paths: Sequence[str], signal: str = "neutral") -> dict[str, Any]:
         """The explicit outcome channel: move salience for paths a caller used."""
+        from memhtml.contracts.paths import memory_path
         from memhtml.index.access import bump
         from memhtml.ops.reads import existing_paths
 
+        for p in paths:
+            memory_path(p)  # a malformed path is an error, not merely "missing"
         known = existing_paths(self, paths)
         bumped, cooled = bump(self.conn, known, signal, self.clock())
         missing = [p for p in paths if p not in known]

@@ -336,8 +336,10 @@ def capture_arms(
 ) -> dict[str, Any]:
     """Each arm's ranked list for `query`, as the fused statement saw it, plus the fused order.
 
-    Re-fusing these lists with `memhtml.domain.rrf.rrf` under the same weights
-    and k reproduces the SQL order exactly; the analysis layer replays other
+    Re-fusing `arm_ranks` (recency and salience share ranks between equal
+    values, so positions in `arms` are not always the ranks) with
+    `memhtml.domain.rrf.rrf` under the same weights and k reproduces the SQL
+    order exactly; the analysis layer replays other
     weights offline from them. (Recency and salience rank the pool that fts
     and vector produced, so a replay that zeroes fts or vector keeps the pool
     the capture saw; the SQL statement would shrink it.)
@@ -360,12 +362,15 @@ def capture_arms(
         arm_limit=arm_limit,
     )
     lists: dict[str, list[str]] = {}
+    ranks: dict[str, dict[str, int]] = {}
     for arm, col in zip(("fts", "vector", "recency", "salience"), range(11, 15), strict=True):
         ranked = sorted((r[col], r[0]) for r in rows if r[col] is not None)
         lists[arm] = [path for _, path in ranked]
+        ranks[arm] = {path: int(rank) for rank, path in ranked}
     return {
         "query": query,
         "arms": lists,
+        "arm_ranks": ranks,
         "arms_ran": arms,
         "fused": [(r[0], float(r[4])) for r in rows],
         "weights": w,

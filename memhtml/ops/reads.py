@@ -93,6 +93,7 @@ def list_memories(
     include_archived: bool = False,
     limit: int = 50,
     cursor: str | None = None,
+    facet: Sequence[str] | str | None = None,
 ) -> dict[str, Any]:
     """A page of memories in path order, keyset-paged by `cursor`."""
     from memhtml.index.scope import Scope
@@ -108,6 +109,7 @@ def list_memories(
         tags=[tag] if tag else None,
         entity=entity,
         include_archived=include_archived or para == "archive",
+        facets=[facet] if isinstance(facet, str) else facet,
     )
     where, params = scope.sql("f")
     if not types:  # listing is not ranking: tasks appear unless a type filter excludes them

@@ -61,6 +61,18 @@ def split_claim(paragraphs: Sequence[str]) -> tuple[str, tuple[str, ...]]:
     return claim, tuple(([remainder] if remainder else []) + rest)
 
 
+def _write_op(**fields: Any) -> WriteOp:
+    """A WriteOp built in code; a refused field is ERR_INVALID_MEMORY."""
+    from pydantic import ValidationError
+
+    try:
+        return WriteOp(**fields)
+    except ValidationError as exc:
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
+        where = ".".join(str(x) for x in first.get("loc", ()))
+        raise InvalidMemoryError(f"{where}: {first.get('msg', 'invalid')}") from exc
+
+
 def parse_entity(raw: str) -> tuple[str, str]:
     """`type:name` -> (type, name); refuses a value without both parts."""
     etype, sep, name = raw.partition(":")
@@ -271,7 +283,7 @@ class Planner:
         """Plan a replacement plus the original's archive, linked both ways."""
         path, original = self._live_target(op.target_path)
         memory_type = op.type or original.memory_type or "semantic"
-        write_op = WriteOp(
+        write_op = _write_op(
             title=op.title or original.title,
             type=memory_type,
             claim=op.claim,

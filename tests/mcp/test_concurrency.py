@@ -196,11 +196,6 @@ def test_without_a_repository_tools_answer_repo_required(tmp_path: Path, spawn_m
         assert err.data["code"] == "ERR_REPO_REQUIRED"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core gap: SQLITE_BUSY past the 5 s busy_timeout escapes the ops as a bare"
-    " sqlite3.OperationalError, so adapters can only answer ERR_UNKNOWN, not a typed code",
-)
 def test_a_state_write_blocked_past_busy_timeout_fails_typed(fresh_repo: Path) -> None:
     import sqlite3
 
