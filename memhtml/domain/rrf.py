@@ -8,6 +8,7 @@ same sum from :func:`rrf_sql_term`; a property test checks they agree.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -38,15 +39,28 @@ class Fused:
     contributions: dict[str, float] = field(default_factory=dict)
 
 
+# When two documents fuse to the same score, the lexical arm's order decides,
+# then the vector arm's, then the path: an exact-token match (a negation, a
+# number) is the more discriminating evidence between near-duplicates.
+TIE_BREAK: tuple[str, ...] = ("fts", "vector")
+
+
+def tie_key(f: Fused) -> tuple[float, ...]:
+    """The sort key shared with the SQL statement's ORDER BY (doc id last)."""
+    return (-f.score, *(float(f.ranks.get(arm, math.inf)) for arm in TIE_BREAK))
+
+
 def rrf(
-    arms: Mapping[str, Sequence[str]],
+    arms: Mapping[str, Sequence[str] | Mapping[str, int]],
     weights: Mapping[str, float] | None = None,
     k: int = DEFAULT_RRF_K,
 ) -> list[Fused]:
-    """Fuse ranked lists (best first) into one list, best first.
+    """Fuse ranked lists into one list, best first.
 
-    Ties on score break by path (doc id) ascending so the order is total and
-    identical to the SQL statement's ORDER BY. A doc listed twice in one arm
+    An arm is either a list (best first; ranks are positions from 1) or a
+    mapping doc -> rank, for arms where equal values share a rank (recency).
+    Ties on score break by the fts rank, then the vector rank, then the doc
+    id, exactly as the SQL statement orders. A doc listed twice in one arm
     keeps its best rank.
     """
     w = dict(DEFAULT_WEIGHTS if weights is None else weights)
@@ -54,13 +68,15 @@ def rrf(
     for arm, docs in arms.items():
         if w.get(arm, 0.0) == 0.0:
             continue
-        for position, doc in enumerate(docs, start=1):
-            per_doc = ranks.setdefault(doc, {})
-            if arm not in per_doc:
-                per_doc[arm] = position
+        pairs = docs.items() if isinstance(docs, Mapping) else enumerate(docs, start=1)
+        for a, b in pairs:
+            doc, position = (a, b) if isinstance(docs, Mapping) else (b, a)
+            per_doc = ranks.setdefault(str(doc), {})
+            if arm not in per_doc or int(position) < per_doc[arm]:
+                per_doc[arm] = int(position)
     fused: list[Fused] = []
     for doc, per_arm in ranks.items():
         contributions = {arm: rrf_contribution(r, w[arm], k) for arm, r in per_arm.items()}
         fused.append(Fused(doc, sum(contributions.values()), dict(per_arm), contributions))
-    fused.sort(key=lambda f: (-f.score, f.doc))
+    fused.sort(key=lambda f: (*tie_key(f), f.doc))
     return fused

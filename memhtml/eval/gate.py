@@ -65,6 +65,7 @@ class ProbeResult:
     margin: float | None
     margin_is_bound: bool
     inverted: tuple[str, ...]
+    tied: tuple[str, ...] = ()
     target_arms: Mapping[str, int] = field(default_factory=dict)
     best_control_arms: Mapping[str, int] = field(default_factory=dict)
 
@@ -101,6 +102,7 @@ class ProbeResult:
             "margin": self.margin,
             "margin_is_bound": self.margin_is_bound,
             "inverted": list(self.inverted),
+            "tied": list(self.tied),
             "passed": self.passed,
             "reciprocal_rank": self.reciprocal_rank,
             "target_fts_rank": self.target_arms.get("fts"),
@@ -121,6 +123,7 @@ class ProbeResult:
             "target_rank": self.target_rank,
             "controls": dict(zip(self.probe.controls, self.control_ranks, strict=True)),
             "inverted": list(self.inverted),
+            "tied": list(self.tied),
             "margin": self.margin,
         }
 
@@ -138,6 +141,7 @@ class GateReport:
     probes: int = 0
     mrr: float | None = None
     inversions: int = 0
+    ties: int = 0
     worst_margin: float | None = None
     failing: list[dict[str, Any]] = field(default_factory=list)
     duration_s: float = 0.0
@@ -168,6 +172,7 @@ class GateReport:
             "mrr": self.mrr,
             "mrr_floor": self.mrr_floor,
             "inversions": self.inversions,
+            "ties": self.ties,
             "failing_probes": len(self.failing),
             "worst_margin": self.worst_margin,
             "degraded": self.degraded,
@@ -212,15 +217,16 @@ def score_probe(probe: Probe, result: SearchResult) -> ProbeResult:
     c_ranks = tuple(position.get(c) for c in probe.controls)
     c_scores = tuple(by_path[c].score if c in by_path else None for c in probe.controls)
     inverted: list[str] = []
+    tied: list[str] = []
     for path, rank, score in zip(probe.controls, c_ranks, c_scores, strict=True):
         if rank is None:
             continue
-        if (
-            t_rank is None
-            or rank < t_rank
-            or (t_score is not None and score is not None and score >= t_score)
-        ):
+        if t_rank is None or rank < t_rank:
             inverted.append(path)
+        elif t_score is not None and score is not None and score >= t_score:
+            # Equal fused scores: the order came from the tie-break (the lexical
+            # arm's ranks), which is evidence, but thinner; reported, not failed.
+            tied.append(path)
     margin: float | None = None
     bound = False
     if t_score is not None:
@@ -243,6 +249,7 @@ def score_probe(probe: Probe, result: SearchResult) -> ProbeResult:
         margin=margin,
         margin_is_bound=bound,
         inverted=tuple(inverted),
+        tied=tuple(tied),
         target_arms=_arms(t_hit),
         best_control_arms=_arms(by_path.get(best[1])) if best else {},
     )
@@ -253,6 +260,7 @@ def _summarize(report: GateReport, results: Sequence[ProbeResult]) -> None:
     report.probes = len(results)
     report.mrr = sum(r.reciprocal_rank for r in results) / len(results) if results else None
     report.inversions = sum(len(r.inverted) for r in results)
+    report.ties = sum(len(r.tied) for r in results)
     margins = [r.margin for r in results if r.margin is not None]
     report.worst_margin = min(margins) if margins else None
     report.failing = [r.failure() for r in results if not r.passed]

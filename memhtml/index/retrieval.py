@@ -33,12 +33,15 @@ if TYPE_CHECKING:
     from memhtml.embed.matrix import LoadedMatrix
 
 ARM_LIMIT: Final = 40
+RERANK_POOL: Final = 20
 POOL_FACTOR: Final = 3
 VECTOR_OVERSAMPLE: Final = 4
 DEFAULT_LIMIT: Final = 10
 MAX_LIMIT: Final = 500
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 # Words that match nearly every memory: they cost time in BM25 and add no rank.
+# Negations and modals are never stopwords: "must not drain" and "must drain"
+# are opposite facts, and the lexical arm is what tells them apart.
 STOPWORDS: Final = frozenset(
     (
         "a",
@@ -51,11 +54,6 @@ STOPWORDS: Final = frozenset(
         "been",
         "but",
         "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
         "for",
         "from",
         "had",
@@ -74,8 +72,6 @@ STOPWORDS: Final = frozenset(
         "its",
         "me",
         "my",
-        "no",
-        "not",
         "of",
         "on",
         "or",
@@ -103,9 +99,7 @@ STOPWORDS: Final = frozenset(
         "which",
         "who",
         "why",
-        "will",
         "with",
-        "would",
         "you",
         "your",
     )
@@ -151,6 +145,7 @@ class Hit:
     content_hash: str = ""
     arms: dict[str, dict[str, float | int]] | None = None
     entities: list[str] = field(default_factory=list)
+    adjustments: dict[str, float] = field(default_factory=dict)
 
     def to_data(self) -> dict[str, Any]:
         """The envelope payload."""
@@ -169,6 +164,7 @@ class Hit:
         }
         if self.arms is not None:
             out["arms"] = self.arms
+            out["adjustments"] = self.adjustments
         return out
 
 
@@ -291,13 +287,20 @@ def _fused_statement(
     names: list[str] = []
     if not cand_parts:
         return "", {}, names
-    ctes.append("cand AS MATERIALIZED (" + " UNION ".join(cand_parts) + ")")
+    # The pool recency and salience rank: the best `rerank_pool` memories by the
+    # content arms alone. They reorder what is relevant; they never pull in
+    # what is merely new or much read.
+    ctes.append(
+        "cand AS MATERIALIZED (SELECT path FROM (SELECT path, sum(c) AS s, max(fr) AS fr,"
+        " max(vr) AS vr FROM (" + " UNION ALL ".join(unions) + ") GROUP BY path)"
+        " ORDER BY s DESC, fr IS NULL, fr, vr IS NULL, vr, path LIMIT :rerank_pool)"
+    )
     if use_rec:
         ctes.append(
-            "rec_arm AS (SELECT f.path AS path, row_number() OVER"
-            " (ORDER BY coalesce(f.event_at, f.updated_at) DESC, f.path) AS rnk"
-            " FROM cand JOIN files f ON f.path = cand.path"
-            " ORDER BY coalesce(f.event_at, f.updated_at) DESC, f.path LIMIT :arm_limit)"
+            # Equal times share a rank: a tie in time is no evidence either way.
+            "rec_arm AS (SELECT f.path AS path, rank() OVER"
+            " (ORDER BY coalesce(f.event_at, f.updated_at) DESC) AS rnk"
+            " FROM cand JOIN files f ON f.path = cand.path)"
         )
         unions.append(
             "SELECT path, memhtml_rrf(:w_recency, :k, rnk) AS c, NULL AS fr, NULL AS vr,"
@@ -310,12 +313,11 @@ def _fused_statement(
             "a.outcome_score",
         )
         ctes.append(
-            f"sal_arm AS (SELECT f.path AS path, row_number() OVER (ORDER BY {sal} DESC, f.path)"
+            f"sal_arm AS (SELECT f.path AS path, rank() OVER (ORDER BY {sal} DESC)"
             " AS rnk FROM cand JOIN files f ON f.path = cand.path"
             " LEFT JOIN state.access a ON a.path = f.path"
             " WHERE a.path IS NOT NULL AND f.memory_type <> 'task'"
-            f" AND f.origin_path NOT LIKE '{PEOPLE_DIR}/%'"
-            f" ORDER BY {sal} DESC, f.path LIMIT :arm_limit)"
+            f" AND f.origin_path NOT LIKE '{PEOPLE_DIR}/%')"
         )
         unions.append(
             "SELECT path, memhtml_rrf(:w_salience, :k, rnk) AS c, NULL AS fr, NULL AS vr,"
@@ -328,7 +330,8 @@ def _fused_statement(
         " SELECT f.path, f.title, f.gist, f.memory_type, fused.score, f.confidence, f.updated_at,"
         " f.event_at, f.superseded_by, f.content_hash, f.body_text, fused.fr, fused.vr, fused.rr,"
         " fused.sr FROM fused JOIN files f ON f.path = fused.path"
-        " ORDER BY fused.score DESC, f.path LIMIT :pool"
+        " ORDER BY fused.score DESC, fused.fr IS NULL, fused.fr, fused.vr IS NULL, fused.vr,"
+        " f.path LIMIT :pool"
     )
     names = [a for a, on in zip(ARMS, (use_fts, use_vector, use_rec, use_sal), strict=True) if on]
     return sql, params, names
@@ -356,6 +359,7 @@ def fused_rows(
     now: str,
     pool: int,
     arm_limit: int = ARM_LIMIT,
+    rerank_pool: int | None = None,
 ) -> tuple[list[tuple[Any, ...]], list[str]]:
     """Run the one fused statement; rows and the arms that ran."""
     match = fts_query(query)
@@ -370,6 +374,7 @@ def fused_rows(
     named: dict[str, Any] = {
         "fts_q": match,
         "arm_limit": arm_limit,
+        "rerank_pool": rerank_pool if rerank_pool is not None else RERANK_POOL,
         "k": k,
         "pool": pool,
         "now": now,

@@ -483,9 +483,13 @@ class Corpus:
         k: int | None = None,
         mmr_lambda: float | None = None,
         explain: bool = False,
+        near_duplicates: bool | None = None,
         **filters: Any,
     ) -> SearchResult:
-        """Four arms fused by RRF in one statement, then MMR. Never bumps salience."""
+        """Four arms fused by RRF in one statement, near-duplicate arbitration, then MMR.
+
+        Never bumps salience.
+        """
         from memhtml.ops.query import search
 
         return search(
@@ -496,6 +500,7 @@ class Corpus:
             k=k,
             mmr_lambda=mmr_lambda,
             explain=explain,
+            near_duplicates=near_duplicates,
             **filters,
         )
 

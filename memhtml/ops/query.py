@@ -11,6 +11,7 @@ from memhtml.contracts.errors import InvalidFlagError, MemhtmlError
 from memhtml.contracts.vocab import DEFAULT_MMR_LAMBDA, DEFAULT_RRF_K
 from memhtml.index.retrieval import (
     ARM_LIMIT,
+    Hit,
     DEFAULT_LIMIT,
     MAX_LIMIT,
     POOL_FACTOR,
@@ -146,6 +147,7 @@ def search(
     mmr_lambda: float | None = None,
     explain: bool = False,
     arm_limit: int = ARM_LIMIT,
+    near_duplicates: bool | None = None,
     **filters: Any,
 ) -> SearchResult:
     """Rank memories for `query`: RRF over the four arms in one statement, then MMR."""
@@ -165,7 +167,10 @@ def search(
     fresh = corpus.catch_up()
     arm_limit = max(arm_limit, limit)
     candidates, reason, share, qvec = query_vector(corpus, query, w, scope, arm_limit)
-    pool = limit * POOL_FACTOR if lam is not None and lam < 1.0 else limit
+    arbitrate_on = bool(
+        config.get("near_duplicates", True) if near_duplicates is None else near_duplicates
+    )
+    pool = limit * POOL_FACTOR if arbitrate_on or (lam is not None and lam < 1.0) else limit
     rows, arms = fused_rows(
         corpus.conn,
         query,
@@ -178,10 +183,12 @@ def search(
         arm_limit=arm_limit,
     )
     hits = rows_to_hits(rows, query, w, k_value, explain)
+    vectors = _content_vectors(corpus, [h.content_hash for h in hits]) if qvec is not None else {}
+    if arbitrate_on and len(hits) > 1:
+        hits = arbitrate_near_duplicates(hits, vectors, query=query, explain=explain)
     if lam is not None and lam < 1.0 and qvec is not None and len(hits) > 1:
         from memhtml.domain.mmr import mmr
 
-        vectors = _content_vectors(corpus, [h.content_hash for h in hits])
         order = mmr(
             [(h.path, h.score) for h in hits],
             {h.path: vectors[h.content_hash] for h in hits if h.content_hash in vectors},
@@ -205,6 +212,42 @@ def search(
         index_fresh=fresh,
     )
     return result
+
+
+def arbitrate_near_duplicates(
+    hits: list[Hit], vectors: Mapping[str, Any], *, query: str, explain: bool
+) -> list[Hit]:
+    """Near-duplicate clusters ordered by the query's words, else newest first.
+
+    Scores move with the positions (see memhtml.domain.neardup).
+
+    A hit that changes place takes the score of the place it takes, so the
+    list stays sorted by score and MMR sees the new order; with explain, the
+    difference is reported as the `near_duplicates` adjustment, so the arms'
+    contributions plus the adjustments still sum to the score.
+    """
+    from memhtml.domain.neardup import arbitrate
+
+    order = arbitrate(
+        [h.path for h in hits],
+        {h.path: h.gist for h in hits},
+        {h.path: h.event_at or h.updated_at for h in hits},
+        {h.path: vectors[h.content_hash] for h in hits if h.content_hash in vectors},
+        query=query,
+    )
+    if order == [h.path for h in hits]:
+        return hits
+    by_path = {h.path: h for h in hits}
+    scores = [h.score for h in hits]
+    out = []
+    for slot, path in enumerate(order):
+        hit = by_path[path]
+        if scores[slot] != hit.score:
+            if explain:
+                hit.adjustments["near_duplicates"] = scores[slot] - hit.score
+            hit.score = scores[slot]
+        out.append(hit)
+    return out
 
 
 def _attach_entities(corpus: Corpus, hits: Sequence[Any]) -> None:

@@ -61,7 +61,7 @@ def test_sql_rrf_equals_domain_rrf(
 ) -> None:
     weights = dict(zip(("fts", "vector", "recency", "salience"), w, strict=True))
     cap = world.capture_arms(" ".join(words), weights=weights, k=k)
-    expected = rrf(cap["arms"], weights, k)
+    expected = rrf(cap["arm_ranks"], weights, k)
     got = cap["fused"]
     assert [f.doc for f in expected] == [p for p, _ in got]
     for f, (_, score) in zip(expected, got, strict=True):
@@ -72,16 +72,15 @@ def test_explain_contributions_sum_to_score(world: Any) -> None:
     result = world.search("vip drain", explain=True, limit=10, mmr_lambda=1.0)
     assert result.hits
     for hit in result.hits:
-        assert math.isclose(
-            sum(a["contribution"] for a in hit.arms.values()), hit.score, rel_tol=1e-12
-        )
+        total = sum(a["contribution"] for a in hit.arms.values()) + sum(hit.adjustments.values())
+        assert math.isclose(total, hit.score, rel_tol=1e-12)
         for arm, info in hit.arms.items():
             assert info["contribution"] == pytest.approx(info["weight"] / (60 + info["rank"]))
             assert arm in result.arms
 
 
 def test_hand_computed_top_hit(world: Any) -> None:
-    result = world.search("vip drain", explain=True, limit=3, mmr_lambda=1.0)
+    result = world.search("vip drain", explain=True, limit=3, mmr_lambda=1.0, near_duplicates=False)
     top = result.hits[0]
     expected = sum(info["weight"] / (60 + info["rank"]) for info in top.arms.values())
     assert top.score == pytest.approx(expected)
@@ -244,3 +243,57 @@ def test_python_api_docs_example(repo: Path) -> None:
     assert not result.degraded
     assert c.index.status()["index_fresh"]
     c.close()
+
+
+def test_the_newer_near_duplicate_goes_first(corpus: Any) -> None:
+    # The older fact sorts first by path, so a fused tie puts it first.
+    old = corpus.write(
+        title="Port",
+        type="semantic",
+        claim="The billing API listens on port 8080.",
+        event_at="2024-01-01",
+        path="areas/a/port.html",
+    )["path"]
+    new = corpus.write(
+        title="Port now",
+        type="semantic",
+        path="areas/b/port.html",
+        claim="The billing API listens on port 9090.",
+        event_at="2025-06-01",
+    )["path"]
+    corpus.write(title="Other", type="semantic", claim="The billing cache holds sessions.")
+    query = "which port does the billing API listen on"  # names neither value
+    content_only = {"recency": 0.0, "salience": 0.0}  # the arbitration alone, not the arm
+    plain = [
+        h.path
+        for h in corpus.search(
+            query, near_duplicates=False, mmr_lambda=1.0, weights=content_only
+        ).hits
+    ]
+    assert plain.index(old) < plain.index(new)
+    result = corpus.search(query, explain=True, mmr_lambda=1.0, weights=content_only)
+    fresh = [h.path for h in result.hits]
+    assert fresh.index(new) < fresh.index(old)
+    assert fresh.index(new) == plain.index(old)  # the cluster keeps its positions
+    for hit in result.hits:  # scores move with the positions: still sorted, still explained
+        total = sum(a["contribution"] for a in hit.arms.values()) + sum(hit.adjustments.values())
+        assert math.isclose(total, hit.score, rel_tol=1e-12)
+    scores = [h.score for h in result.hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_a_query_naming_the_difference_decides(corpus: Any) -> None:
+    old = corpus.write(
+        title="Port",
+        type="semantic",
+        claim="The billing API listens on port 8080.",
+        event_at="2024-01-01",
+    )["path"]
+    corpus.write(
+        title="Port now",
+        type="semantic",
+        claim="The billing API listens on port 9090.",
+        event_at="2025-06-01",
+    )
+    hits = corpus.search("billing API listens on port 8080", mmr_lambda=1.0).hits
+    assert hits[0].path == old  # the query asked for 8080: content evidence decides
