@@ -68,6 +68,11 @@ def near_duplicates(
     return False
 
 
+def _named_score(own: frozenset[str], asked: frozenset[str]) -> int:
+    """Distinguishing words the query names, minus those it does not."""
+    return len(own & asked) - len(own - asked)
+
+
 def arbitrate(
     ranked: Sequence[str],
     texts: Mapping[str, str],
@@ -115,13 +120,9 @@ def arbitrate(
         telling = frozenset().union(*(bags[d] for d in docs)) - shared
         named = telling & asked
         if named:
-
-            def lexical(i: int) -> int:
-                own = bags[ranked[i]] & telling
-                return len(own & asked) - len(own - asked)
-
             # sorted() is stable with reverse=True: equal keys keep the fused order
-            order = sorted(members, key=lexical, reverse=True)
+            scores = {i: _named_score(bags[ranked[i]] & telling, asked) for i in members}
+            order = sorted(members, key=scores.__getitem__, reverse=True)
         else:
             order = sorted(members, key=lambda i: times.get(ranked[i]) or "", reverse=True)
         for slot, source in zip(members, order, strict=True):

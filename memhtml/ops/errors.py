@@ -31,9 +31,9 @@ def as_memhtml_error(exc: BaseException) -> MemhtmlError:
             )
         return StorageError(f"the index failed: {exc}", suggestions=["memhtml doctor"])
     if module.startswith("pydantic") and kind.__name__ == "ValidationError":
-        errors = getattr(exc, "errors", lambda: [])()
+        errors: list[dict[str, object]] = list(getattr(exc, "errors", list)())
         parts = [
-            f"{'.'.join(str(x) for x in e.get('loc', ()))}: {e.get('msg', 'invalid')}"
+            f"{'.'.join(str(x) for x in e.get('loc', ()))}: {e.get('msg', 'invalid')}"  # type: ignore[attr-defined]
             for e in errors[:3]
         ]
         return InvalidFlagError("invalid input: " + "; ".join(parts or [str(exc)]))

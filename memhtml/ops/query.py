@@ -11,10 +11,10 @@ from memhtml.contracts.errors import InvalidFlagError, MemhtmlError
 from memhtml.contracts.vocab import DEFAULT_MMR_LAMBDA, DEFAULT_RRF_K
 from memhtml.index.retrieval import (
     ARM_LIMIT,
-    Hit,
     DEFAULT_LIMIT,
     MAX_LIMIT,
     POOL_FACTOR,
+    Hit,
     SearchResult,
     fused_rows,
     resolve_weights,
