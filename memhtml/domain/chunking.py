@@ -55,6 +55,14 @@ def chunk_spans(text: str, max_chars: int = CHUNK_MAX_CHARS) -> list[tuple[int, 
         if end > start:
             spans.append((start, end))
             start = end
+        core_end = seg_end
+        while core_end > start and text[core_end - 1].isspace():
+            core_end -= 1
+        if seg_end - start > max_chars >= core_end - start > 0:
+            # The sentence fits but for its trailing whitespace: it ends its own
+            # chunk, and the whitespace opens the next one.
+            spans.append((start, core_end))
+            start = core_end
         # The segment alone may still be too long: cut it every max_chars.
         while seg_end - start > max_chars:
             spans.append((start, start + max_chars))

@@ -16,17 +16,20 @@ positions it already holds*:
 
 Candidates that are near-duplicates of nothing keep their place. Clusters are
 complete-link (every member is a near-duplicate of every other), built in rank
-order, so one loose pair cannot chain unrelated memories together.
+order, so one loose pair cannot chain unrelated memories together; pairs the
+query tells apart and pairs it cannot are clustered in separate passes, so a
+memory about another subject never blocks a stale value from its update.
 
-Near-duplicate: the texts share most of their words (Jaccard over word sets,
-with at least `min_shared` words in common) or their vectors are very close.
+Near-duplicate: the texts differ in one contiguous span (a value swapped), or
+share most of their words (Jaccard over word sets, with at least `min_shared`
+words in common), or their vectors are very close.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import Final
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
 
 import numpy.typing as npt
 
@@ -49,6 +52,29 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / union if union else 0.0
 
 
+def tokens(text: str) -> list[str]:
+    """The lowercased word sequence of a text."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def one_span_apart(a: Sequence[str], b: Sequence[str], min_shared: int = MIN_SHARED) -> bool:
+    """True when two token sequences differ in one contiguous span (a value swapped).
+
+    "X was born in the city of Paris" / "... of San Francisco": the shared
+    prefix and suffix must hold at least `min_shared` tokens and at least half
+    of the longer sequence.
+    """
+    limit = min(len(a), len(b))
+    prefix = 0
+    while prefix < limit and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    kept = prefix + suffix
+    return kept >= min_shared and 2 * kept >= max(len(a), len(b))
+
+
 def near_duplicates(
     a_text: str,
     b_text: str,
@@ -59,8 +85,16 @@ def near_duplicates(
     cosine_threshold: float = COSINE_THRESHOLD,
     min_shared: int = MIN_SHARED,
 ) -> bool:
-    """True when two claims are close enough that only time can order them."""
-    wa, wb = words(a_text), words(b_text)
+    """True when two claims are close enough that only the query's words or time can order them.
+
+    Any of: they differ in one contiguous span; their word sets overlap by
+    Jaccard at least `jaccard_threshold` (with `min_shared` words in common);
+    their vectors are at least `cosine_threshold` apart in cosine.
+    """
+    ta, tb = tokens(a_text), tokens(b_text)
+    if one_span_apart(ta, tb, min_shared):
+        return True
+    wa, wb = frozenset(ta), frozenset(tb)
     if len(wa & wb) >= min_shared and jaccard(wa, wb) >= jaccard_threshold:
         return True
     if a_vec is not None and b_vec is not None:
@@ -71,6 +105,31 @@ def near_duplicates(
 def _named_score(own: frozenset[str], asked: frozenset[str]) -> int:
     """Distinguishing words the query names, minus those it does not."""
     return len(own & asked) - len(own - asked)
+
+
+def _clusters(ranked: Sequence[str], linked: Callable[[str, str], bool]) -> list[list[int]]:
+    """Complete-link clusters of positions, built in rank order."""
+    clusters: list[list[int]] = []
+    for i, doc in enumerate(ranked):
+        home = next((c for c in clusters if all(linked(ranked[j], doc) for j in c)), None)
+        if home is None:
+            clusters.append([i])
+        else:
+            home.append(i)
+    return [c for c in clusters if len(c) > 1]
+
+
+def _reorder(
+    ranked: Sequence[str], clusters: list[list[int]], key: Callable[[str, list[str]], Any]
+) -> list[str]:
+    out = list(ranked)
+    for members in clusters:
+        docs = [ranked[i] for i in members]
+        # sorted() is stable with reverse=True: equal keys keep the fused order
+        order = sorted(docs, key=lambda d: key(d, docs), reverse=True)
+        for slot, doc in zip(members, order, strict=True):
+            out[slot] = doc
+    return out
 
 
 def arbitrate(
@@ -84,47 +143,49 @@ def arbitrate(
     cosine_threshold: float = COSINE_THRESHOLD,
     min_shared: int = MIN_SHARED,
 ) -> list[str]:
-    """Re-order each near-duplicate cluster by the query's words, else newest first.
+    """Re-order near-duplicates by the query's words, then by time.
 
-    Times compare as strings (the stored datetime grammar sorts like time); a
-    missing time counts as oldest. Equal keys keep the fused order.
+    Two passes, each re-ordering complete-link clusters within the positions
+    they hold. First, near-duplicates the query tells apart (their differences
+    score unequally against its words: it names what one says, or one carries
+    a word it does not ask for, such as a "not") are ordered by how well they
+    match. Then near-duplicates the query cannot tell apart are ordered newest
+    first. Times compare as strings (the stored datetime grammar sorts like
+    time); a missing time counts as oldest. Equal keys keep the fused order.
     """
     asked = words(query)
     vecs = vectors or {}
     bags = {d: words(texts.get(d, "")) for d in ranked}
+    near: dict[tuple[str, str], bool] = {}
 
     def close(a: str, b: str) -> bool:
-        return near_duplicates(
-            texts.get(a, ""),
-            texts.get(b, ""),
-            vecs.get(a),
-            vecs.get(b),
-            jaccard_threshold=jaccard_threshold,
-            cosine_threshold=cosine_threshold,
-            min_shared=min_shared,
-        )
+        pair = (a, b) if a < b else (b, a)
+        if pair not in near:
+            near[pair] = near_duplicates(
+                texts.get(a, ""),
+                texts.get(b, ""),
+                vecs.get(a),
+                vecs.get(b),
+                jaccard_threshold=jaccard_threshold,
+                cosine_threshold=cosine_threshold,
+                min_shared=min_shared,
+            )
+        return near[pair]
 
-    clusters: list[list[int]] = []
-    for i, doc in enumerate(ranked):
-        home = next((c for c in clusters if all(close(ranked[j], doc) for j in c)), None)
-        if home is None:
-            clusters.append([i])
-        else:
-            home.append(i)
-    out = list(ranked)
-    for members in clusters:
-        if len(members) < 2:
-            continue
-        docs = [ranked[i] for i in members]
+    def named(a: str, b: str) -> bool:
+        # The query tells a and b apart when their own words score unequally
+        # against it: it names one's difference, or one carries a word it lacks.
+        return _named_score(bags[a] - bags[b], asked) != _named_score(bags[b] - bags[a], asked)
+
+    def by_query(doc: str, docs: list[str]) -> int:
         shared = frozenset.intersection(*(bags[d] for d in docs))
-        telling = frozenset().union(*(bags[d] for d in docs)) - shared
-        named = telling & asked
-        if named:
-            # sorted() is stable with reverse=True: equal keys keep the fused order
-            scores = {i: _named_score(bags[ranked[i]] & telling, asked) for i in members}
-            order = sorted(members, key=scores.__getitem__, reverse=True)
-        else:
-            order = sorted(members, key=lambda i: times.get(ranked[i]) or "", reverse=True)
-        for slot, source in zip(members, order, strict=True):
-            out[slot] = ranked[source]
-    return out
+        return _named_score(bags[doc] - shared, asked)
+
+    lexical = _reorder(
+        ranked, _clusters(ranked, lambda a, b: named(a, b) and close(a, b)), by_query
+    )
+    return _reorder(
+        lexical,
+        _clusters(lexical, lambda a, b: not named(a, b) and close(a, b)),
+        lambda doc, _: times.get(doc) or "",
+    )

@@ -89,7 +89,8 @@ SAMPLES: dict[str, list[str]] = {
     "eval discriminate": ["eval", "discriminate", "--mode", "fake", "--report-dir", "{reports}"],
     "eval fixture": ["eval", "fixture", "--out", "{fixture}", "--seed", "3", "--size", "120"],
     "eval merge-safety": ["eval", "merge-safety", "--embedder", "fake"],
-    "serve mcp": ["serve", "mcp"],
+    "serve mcp": ["serve", "mcp", "--dense"],
+    "export": ["export", "--format", "parquet", "--out", "{reports}"],
 }
 
 

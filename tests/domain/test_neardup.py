@@ -86,3 +86,16 @@ def test_permutation_and_idempotence(texts: list[str], stamps: list[str | None])
     ]
     for d in singles:  # a memory with no near-duplicate keeps its place
         assert once.index(d) == ranked.index(d)
+
+
+def test_one_span_apart() -> None:
+    from memhtml.domain.neardup import one_span_apart, tokens
+
+    assert one_span_apart(
+        tokens("Ana is a citizen of France."), tokens("Ana is a citizen of the United Kingdom.")
+    )
+    assert one_span_apart(
+        tokens("Pin terraform to 1.7.5 now"), tokens("Pin terraform to 1.7.6 now")
+    )
+    assert not one_span_apart(tokens("Ana likes tea."), tokens("Bob hates coffee."))
+    assert not one_span_apart(tokens("a b c d e f g h"), tokens("a x x x x x x h"))
