@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.contracts.vocab import ARMS, DEFAULT_RRF_K, DEFAULT_WEIGHTS
 from memhtml.domain.mmr import mmr
+from memhtml.domain.neardup import arbitrate_scored
 from memhtml.domain.rrf import rrf
 from memhtml.index.retrieval import ARM_LIMIT, POOL_FACTOR, resolve_weights
 
@@ -49,6 +50,7 @@ class FusionConfig:
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     k: int = DEFAULT_RRF_K
     mmr_lambda: float | None = None
+    near_duplicates: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", resolve_weights(self.weights))
@@ -66,32 +68,53 @@ class FusionConfig:
         """A compact, stable name, e.g. `fts=1 vector=1 recency=0.5 salience=0.4 k=60 mmr=0.7`."""
         w = " ".join(f"{a}={self.weights[a]:g}" for a in ARMS)
         lam = "off" if not self.uses_mmr else f"{self.mmr_lambda:g}"
-        return f"{w} k={self.k} mmr={lam}"
+        nd = "" if self.near_duplicates else " neardup=off"
+        return f"{w} k={self.k} mmr={lam}{nd}"
 
     def to_data(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {"weights": dict(self.weights), "k": self.k, "mmr_lambda": self.mmr_lambda}
+        return {
+            "weights": dict(self.weights),
+            "k": self.k,
+            "mmr_lambda": self.mmr_lambda,
+            "near_duplicates": self.near_duplicates,
+        }
 
 
 def fuse(
-    arms: Mapping[str, Sequence[str]],
+    arms: Mapping[str, Sequence[str] | Mapping[str, int]],
     config: FusionConfig,
     *,
     limit: int,
     vectors: Mapping[str, npt.ArrayLike] | None = None,
+    docs: Mapping[str, tuple[str, str | None]] | None = None,
+    query: str = "",
 ) -> list[str]:
-    """One query's ranking under `config`: RRF, then MMR over the first limit*POOL_FACTOR.
+    """One query's ranking under `config`, the way `memhtml.ops.query.search` ranks.
 
-    Mirrors `memhtml.ops.query.search`: MMR runs only when lambda < 1, vectors
-    are available (the vector arm ran) and more than one candidate is fused.
+    RRF over the arms (lists, or path -> rank where ranks are shared); then,
+    over the first limit*POOL_FACTOR, near-duplicate arbitration (when `docs`
+    gives each memory's claim and time and the config enables it) and MMR
+    (when lambda < 1 and vectors are available).
     """
     fused = rrf(arms, config.weights, config.k)
-    if config.uses_mmr and vectors is not None and len(fused) > 1:
-        pool = fused[: limit * POOL_FACTOR]
+    arbitrating = config.near_duplicates and docs is not None
+    if not (arbitrating or config.uses_mmr) or len(fused) < 2:
+        return [f.doc for f in fused[:limit]]
+    scored = [(f.doc, f.score) for f in fused[: limit * POOL_FACTOR]]
+    if arbitrating and docs is not None:
+        scored = arbitrate_scored(
+            scored,
+            {d: docs[d][0] for d, _ in scored if d in docs},
+            {d: docs[d][1] for d, _ in scored if d in docs},
+            {d: vectors[d] for d, _ in scored if d in vectors} if vectors else None,
+            query=query,
+        )
+    if config.uses_mmr and vectors is not None:
         lam = float(config.mmr_lambda)  # type: ignore[arg-type]  # uses_mmr checked it
-        present = {f.doc: vectors[f.doc] for f in pool if f.doc in vectors}
-        return mmr([(f.doc, f.score) for f in pool], present, lam=lam, limit=limit)
-    return [f.doc for f in fused[:limit]]
+        present = {d: vectors[d] for d, _ in scored if d in vectors}
+        return mmr(scored, present, lam=lam, limit=limit)
+    return [d for d, _ in scored[:limit]]
 
 
 @dataclass
@@ -99,13 +122,14 @@ class ArmCapture:
     """Captured arm lists for a query set, ready to be re-fused many times."""
 
     queries: dict[str, str]
-    arms: dict[str, dict[str, tuple[str, ...]]]
+    arms: dict[str, dict[str, dict[str, int]]]  # query -> arm -> path -> rank (ties shared)
     sql_fused: dict[str, tuple[tuple[str, float], ...]]
     weights: dict[str, float]
     k: int
     arm_limit: int
     vectors: dict[str, Any] = field(default_factory=dict)
     degraded: dict[str, bool] = field(default_factory=dict)
+    docs: dict[str, dict[str, tuple[str, str | None]]] = field(default_factory=dict)
 
     # -- building ---------------------------------------------------------------
     def add(self, query_id: str, query: str, captured: Mapping[str, Any]) -> None:
@@ -113,8 +137,14 @@ class ArmCapture:
         if query_id in self.queries:
             raise ValueError(f"query id {query_id!r} captured twice")
         self.queries[query_id] = query
-        self.arms[query_id] = {
-            arm: tuple(captured["arms"].get(arm, ())) for arm in ARMS if arm in captured["arms"]
+        ranks = captured.get("arm_ranks") or {
+            arm: {p: i for i, p in enumerate(paths, start=1)}
+            for arm, paths in captured["arms"].items()
+        }
+        self.arms[query_id] = {arm: dict(ranks[arm]) for arm in ARMS if arm in ranks}
+        self.docs[query_id] = {
+            str(p): (str(d.get("text", "")), d.get("time"))
+            for p, d in (captured.get("docs") or {}).items()
         }
         self.sql_fused[query_id] = tuple((str(p), float(s)) for p, s in captured["fused"])
         self.degraded[query_id] = bool(captured.get("degraded"))
@@ -137,7 +167,14 @@ class ArmCapture:
 
     def ranking(self, query_id: str, config: FusionConfig, limit: int) -> list[str]:
         """One query re-fused under `config`."""
-        return fuse(self.arms[query_id], config, limit=limit, vectors=self.vectors_for(query_id))
+        return fuse(
+            self.arms[query_id],
+            config,
+            limit=limit,
+            vectors=self.vectors_for(query_id),
+            docs=self.docs.get(query_id) or None,
+            query=self.queries[query_id],
+        )
 
     def rankings(
         self, config: FusionConfig, limit: int, query_ids: Iterable[str] | None = None
@@ -147,8 +184,8 @@ class ArmCapture:
         return {q: self.ranking(q, config, limit) for q in ids}
 
     def capture_config(self) -> FusionConfig:
-        """The weights and k the capture ran with (no MMR)."""
-        return FusionConfig(self.weights, self.k, None)
+        """The fused statement's own order: the capture's weights and k, no MMR, no arbitration."""
+        return FusionConfig(self.weights, self.k, None, near_duplicates=False)
 
     # -- frames ------------------------------------------------------------------
     def arm_frame(self) -> pl.DataFrame:
@@ -156,10 +193,10 @@ class ArmCapture:
         import polars as pl
 
         rows = [
-            (q, arm, i, p)
+            (q, arm, rank, p)
             for q, lists in self.arms.items()
             for arm, ranked in lists.items()
-            for i, p in enumerate(ranked, start=1)
+            for p, rank in sorted(ranked.items(), key=lambda kv: (kv[1], kv[0]))
         ]
         return pl.DataFrame(
             rows,
@@ -222,7 +259,7 @@ class ArmCapture:
 
     # -- persistence ---------------------------------------------------------------
     def write(self, out_dir: Path) -> dict[str, str]:
-        """arms.parquet, fused.parquet, queries.parquet, vectors.parquet and capture.json."""
+        """arms, fused, queries, vectors and docs (.parquet), and capture.json."""
         import json
 
         import polars as pl
@@ -233,6 +270,7 @@ class ArmCapture:
             "fused": out_dir / "fused.parquet",
             "queries": out_dir / "queries.parquet",
             "vectors": out_dir / "vectors.parquet",
+            "docs": out_dir / "docs.parquet",
             "meta": out_dir / "capture.json",
         }
         self.arm_frame().write_parquet(files["arms"])
@@ -243,6 +281,11 @@ class ArmCapture:
             {"path": paths, "vector": [[float(x) for x in self.vectors[p]] for p in paths]},
             schema={"path": pl.String, "vector": pl.List(pl.Float32)},
         ).write_parquet(files["vectors"])
+        pl.DataFrame(
+            [(q, p, text, time) for q, by in self.docs.items() for p, (text, time) in by.items()],
+            schema={"query_id": pl.String, "path": pl.String, "text": pl.String, "time": pl.String},
+            orient="row",
+        ).write_parquet(files["docs"])
         meta = {"weights": self.weights, "k": self.k, "arm_limit": self.arm_limit}
         files["meta"].write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
         return {name: str(path) for name, path in files.items()}
@@ -268,12 +311,17 @@ class ArmCapture:
         )
         arms = pl.read_parquet(out_dir / "arms.parquet").sort(["query_id", "arm", "rank"])
         for (q, arm), part in arms.group_by(["query_id", "arm"], maintain_order=True):
-            cap.arms[str(q)][str(arm)] = tuple(part["path"])
+            cap.arms[str(q)][str(arm)] = dict(
+                zip(part["path"], (int(r) for r in part["rank"]), strict=True)
+            )
         fused = pl.read_parquet(out_dir / "fused.parquet").sort(["query_id", "rank"])
         for (q,), part in fused.group_by(["query_id"], maintain_order=True):
             cap.sql_fused[str(q)] = tuple(
                 zip(part["path"], (float(s) for s in part["score"]), strict=True)
             )
+        if (out_dir / "docs.parquet").exists():
+            for q, p, text, time in pl.read_parquet(out_dir / "docs.parquet").iter_rows():
+                cap.docs.setdefault(str(q), {})[str(p)] = (str(text), time)
         vec = pl.read_parquet(out_dir / "vectors.parquet")
         cap.vectors = {
             p: np.asarray(v, dtype=np.float32)

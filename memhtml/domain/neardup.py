@@ -102,9 +102,17 @@ def near_duplicates(
     return False
 
 
+# A distinguishing negation the query does not carry counts against a memory
+# ("is the endpoint external" is not asking about "... is not external"); any
+# other unasked word (a value such as a city) counts for nothing either way.
+NEGATIONS: Final = frozenset(
+    {"not", "no", "never", "none", "nor", "without", "cannot", "neither", "nothing", "nobody"}
+)
+
+
 def _named_score(own: frozenset[str], asked: frozenset[str]) -> int:
-    """Distinguishing words the query names, minus those it does not."""
-    return len(own & asked) - len(own - asked)
+    """Distinguishing words the query names, minus distinguishing negations it does not."""
+    return len(own & asked) - len((own & NEGATIONS) - asked)
 
 
 def _clusters(ranked: Sequence[str], linked: Callable[[str, str], bool]) -> list[list[int]]:
@@ -148,10 +156,10 @@ def arbitrate(
     Two passes, each re-ordering complete-link clusters within the positions
     they hold. First, near-duplicates the query tells apart (their differences
     score unequally against its words: it names what one says, or one carries
-    a word it does not ask for, such as a "not") are ordered by how well they
-    match. Then near-duplicates the query cannot tell apart are ordered newest
-    first. Times compare as strings (the stored datetime grammar sorts like
-    time); a missing time counts as oldest. Equal keys keep the fused order.
+    a negation it does not ask for) are ordered by how well they match. Then
+    near-duplicates the query cannot tell apart are ordered newest first.
+    Times compare as strings (the stored datetime grammar sorts like time); a
+    missing time counts as oldest. Equal keys keep the fused order.
     """
     asked = words(query)
     vecs = vectors or {}
@@ -189,3 +197,21 @@ def arbitrate(
         _clusters(lexical, lambda a, b: not named(a, b) and close(a, b)),
         lambda doc, _: times.get(doc) or "",
     )
+
+
+def arbitrate_scored(
+    scored: Sequence[tuple[str, float]],
+    texts: Mapping[str, str],
+    times: Mapping[str, str | None],
+    vectors: Mapping[str, npt.ArrayLike] | None = None,
+    *,
+    query: str = "",
+) -> list[tuple[str, float]]:
+    """`arbitrate` over (doc, score) pairs best first; scores stay with the positions.
+
+    A memory that moves takes the score of the place it takes, so the list
+    stays sorted and whatever ranks by score next (MMR) sees the new order.
+    Search and the offline replay both call this, so they agree exactly.
+    """
+    order = arbitrate([d for d, _ in scored], texts, times, vectors, query=query)
+    return [(doc, score) for doc, (_, score) in zip(order, scored, strict=True)]

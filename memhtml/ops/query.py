@@ -219,33 +219,28 @@ def arbitrate_near_duplicates(
 ) -> list[Hit]:
     """Near-duplicate clusters ordered by the query's words, else newest first.
 
-    Scores move with the positions (see memhtml.domain.neardup).
-
-    A hit that changes place takes the score of the place it takes, so the
-    list stays sorted by score and MMR sees the new order; with explain, the
-    difference is reported as the `near_duplicates` adjustment, so the arms'
-    contributions plus the adjustments still sum to the score.
+    Scores move with the positions (memhtml.domain.neardup.arbitrate_scored);
+    with explain, a moved hit's change of score is its `near_duplicates`
+    adjustment, so the arms' contributions plus the adjustments still sum to
+    the score.
     """
-    from memhtml.domain.neardup import arbitrate
+    from memhtml.domain.neardup import arbitrate_scored
 
-    order = arbitrate(
-        [h.path for h in hits],
+    scored = arbitrate_scored(
+        [(h.path, h.score) for h in hits],
         {h.path: h.gist for h in hits},
         {h.path: h.event_at or h.updated_at for h in hits},
         {h.path: vectors[h.content_hash] for h in hits if h.content_hash in vectors},
         query=query,
     )
-    if order == [h.path for h in hits]:
-        return hits
     by_path = {h.path: h for h in hits}
-    scores = [h.score for h in hits]
     out = []
-    for slot, path in enumerate(order):
+    for path, score in scored:
         hit = by_path[path]
-        if scores[slot] != hit.score:
+        if score != hit.score:
             if explain:
-                hit.adjustments["near_duplicates"] = scores[slot] - hit.score
-            hit.score = scores[slot]
+                hit.adjustments["near_duplicates"] = score - hit.score
+            hit.score = score
         out.append(hit)
     return out
 
@@ -414,6 +409,8 @@ def capture_arms(
         "query": query,
         "arms": lists,
         "arm_ranks": ranks,
+        # what near-duplicate arbitration reads: the claim and the time of each
+        "docs": {r[0]: {"text": r[2], "time": r[7] or r[6]} for r in rows},
         "arms_ran": arms,
         "fused": [(r[0], float(r[4])) for r in rows],
         "weights": w,

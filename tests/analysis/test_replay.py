@@ -53,12 +53,12 @@ def test_sql_fused_order_is_rrf_of_the_arms(captures: dict[int, ArmCapture]) -> 
 def test_other_weights_match_sql_when_the_arm_pool_is_unchanged(
     toy_corpus: Any, captures: dict[int, ArmCapture]
 ) -> None:
-    """fts and vector stay on, so the recency/salience pool is the capture's."""
+    """fts, vector and k as captured, so the content pool recency and salience rank is too."""
     cap = captures[ARM_LIMIT]
-    weights = {"fts": 2.0, "vector": 0.5, "recency": 1.5, "salience": 0.1}
-    config = FusionConfig(weights, 20, None)
+    weights = {"fts": 1.0, "vector": 1.0, "recency": 1.5, "salience": 0.1}
+    config = FusionConfig(weights, 60, None)
     for qid, text in cap.queries.items():
-        sql = toy_corpus.search(text, limit=10, weights=weights, k=20, mmr_lambda=1.0).hits
+        sql = toy_corpus.search(text, limit=10, weights=weights, k=60, mmr_lambda=1.0).hits
         assert cap.ranking(qid, config, 10) == [h.path for h in sql]
 
 
