@@ -379,6 +379,7 @@ def merge_captures(captures: Sequence[ArmCapture]) -> ArmCapture | None:
         merged.sql_fused.update(c.sql_fused)
         merged.degraded.update(c.degraded)
         merged.vectors.update(c.vectors)
+        merged.docs.update(c.docs)
     return merged
 
 

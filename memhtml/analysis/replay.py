@@ -89,6 +89,7 @@ def fuse(
     vectors: Mapping[str, npt.ArrayLike] | None = None,
     docs: Mapping[str, tuple[str, str | None]] | None = None,
     query: str = "",
+    memo: dict[tuple[str, str], bool] | None = None,
 ) -> list[str]:
     """One query's ranking under `config`, the way `memhtml.ops.query.search` ranks.
 
@@ -109,6 +110,7 @@ def fuse(
             {d: docs[d][1] for d, _ in scored if d in docs},
             {d: vectors[d] for d, _ in scored if d in vectors} if vectors else None,
             query=query,
+            memo=memo,
         )
     if config.uses_mmr and vectors is not None:
         lam = float(config.mmr_lambda)  # type: ignore[arg-type]  # uses_mmr checked it
@@ -130,6 +132,8 @@ class ArmCapture:
     vectors: dict[str, Any] = field(default_factory=dict)
     degraded: dict[str, bool] = field(default_factory=dict)
     docs: dict[str, dict[str, tuple[str, str | None]]] = field(default_factory=dict)
+    # near-duplicate verdicts per query, reused by every configuration replayed
+    _memo: dict[str, dict[tuple[str, str], bool]] = field(default_factory=dict, repr=False)
 
     # -- building ---------------------------------------------------------------
     def add(self, query_id: str, query: str, captured: Mapping[str, Any]) -> None:
@@ -174,6 +178,7 @@ class ArmCapture:
             vectors=self.vectors_for(query_id),
             docs=self.docs.get(query_id) or None,
             query=self.queries[query_id],
+            memo=self._memo.setdefault(query_id, {}),
         )
 
     def rankings(

@@ -75,6 +75,24 @@ def one_span_apart(a: Sequence[str], b: Sequence[str], min_shared: int = MIN_SHA
     return kept >= min_shared and 2 * kept >= max(len(a), len(b))
 
 
+def _near(
+    ta: Sequence[str],
+    tb: Sequence[str],
+    wa: frozenset[str],
+    wb: frozenset[str],
+    cosine: float | None,
+    *,
+    jaccard_threshold: float,
+    cosine_threshold: float,
+    min_shared: int,
+) -> bool:
+    if one_span_apart(ta, tb, min_shared):
+        return True
+    if len(wa & wb) >= min_shared and jaccard(wa, wb) >= jaccard_threshold:
+        return True
+    return cosine is not None and cosine >= cosine_threshold
+
+
 def near_duplicates(
     a_text: str,
     b_text: str,
@@ -92,14 +110,19 @@ def near_duplicates(
     their vectors are at least `cosine_threshold` apart in cosine.
     """
     ta, tb = tokens(a_text), tokens(b_text)
-    if one_span_apart(ta, tb, min_shared):
-        return True
-    wa, wb = frozenset(ta), frozenset(tb)
-    if len(wa & wb) >= min_shared and jaccard(wa, wb) >= jaccard_threshold:
-        return True
+    cosine = None
     if a_vec is not None and b_vec is not None:
-        return cosine_similarity(a_vec, b_vec) >= cosine_threshold
-    return False
+        cosine = cosine_similarity(a_vec, b_vec)
+    return _near(
+        ta,
+        tb,
+        frozenset(ta),
+        frozenset(tb),
+        cosine,
+        jaccard_threshold,
+        cosine_threshold,
+        min_shared,
+    )
 
 
 # A distinguishing negation the query does not carry counts against a memory
@@ -150,6 +173,7 @@ def arbitrate(
     jaccard_threshold: float = JACCARD_THRESHOLD,
     cosine_threshold: float = COSINE_THRESHOLD,
     min_shared: int = MIN_SHARED,
+    memo: dict[tuple[str, str], bool] | None = None,
 ) -> list[str]:
     """Re-order near-duplicates by the query's words, then by time.
 
@@ -159,24 +183,42 @@ def arbitrate(
     a negation it does not ask for) are ordered by how well they match. Then
     near-duplicates the query cannot tell apart are ordered newest first.
     Times compare as strings (the stored datetime grammar sorts like time); a
-    missing time counts as oldest. Equal keys keep the fused order.
+    missing time counts as oldest. Equal keys keep the fused order. `memo`
+    keeps pair verdicts across calls over the same memories (they do not
+    depend on the query), which an offline replay of many configurations uses.
     """
+    import numpy as np
+
     asked = words(query)
     vecs = vectors or {}
-    bags = {d: words(texts.get(d, "")) for d in ranked}
-    near: dict[tuple[str, str], bool] = {}
+    toks = {d: tokens(texts.get(d, "")) for d in ranked}
+    bags = {d: frozenset(t) for d, t in toks.items()}
+    near: dict[tuple[str, str], bool] = {} if memo is None else memo
+    with_vec = [d for d in ranked if d in vecs]
+    cos_at = {d: i for i, d in enumerate(with_vec)}
+    cos: Any = None
+    if len(with_vec) > 1:  # one matrix product instead of a cosine per pair
+        m = np.stack([np.asarray(vecs[d], dtype=np.float32) for d in with_vec])
+        norms = np.linalg.norm(m, axis=1)
+        norms[norms == 0] = 1.0
+        unit = m / norms[:, None]
+        cos = np.clip(unit @ unit.T, -1.0, 1.0)
 
     def close(a: str, b: str) -> bool:
         pair = (a, b) if a < b else (b, a)
         if pair not in near:
-            near[pair] = near_duplicates(
-                texts.get(a, ""),
-                texts.get(b, ""),
-                vecs.get(a),
-                vecs.get(b),
-                jaccard_threshold=jaccard_threshold,
-                cosine_threshold=cosine_threshold,
-                min_shared=min_shared,
+            c = None
+            if cos is not None and a in cos_at and b in cos_at:
+                c = float(cos[cos_at[a], cos_at[b]])
+            near[pair] = _near(
+                toks[a],
+                toks[b],
+                bags[a],
+                bags[b],
+                c,
+                jaccard_threshold,
+                cosine_threshold,
+                min_shared,
             )
         return near[pair]
 
@@ -206,6 +248,7 @@ def arbitrate_scored(
     vectors: Mapping[str, npt.ArrayLike] | None = None,
     *,
     query: str = "",
+    memo: dict[tuple[str, str], bool] | None = None,
 ) -> list[tuple[str, float]]:
     """`arbitrate` over (doc, score) pairs best first; scores stay with the positions.
 
@@ -213,5 +256,5 @@ def arbitrate_scored(
     stays sorted and whatever ranks by score next (MMR) sees the new order.
     Search and the offline replay both call this, so they agree exactly.
     """
-    order = arbitrate([d for d, _ in scored], texts, times, vectors, query=query)
+    order = arbitrate([d for d, _ in scored], texts, times, vectors, query=query, memo=memo)
     return [(doc, score) for doc, (_, score) in zip(order, scored, strict=True)]

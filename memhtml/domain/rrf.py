@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from memhtml.contracts.vocab import DEFAULT_RRF_K, DEFAULT_WEIGHTS
 
@@ -45,9 +46,9 @@ class Fused:
 TIE_BREAK: tuple[str, ...] = ("fts", "vector")
 
 
-def tie_key(f: Fused) -> tuple[float, ...]:
-    """The sort key shared with the SQL statement's ORDER BY (doc id last)."""
-    return (-f.score, *(float(f.ranks.get(arm, math.inf)) for arm in TIE_BREAK))
+def order_key(score: float, ranks: Mapping[str, int], doc: str) -> tuple[Any, ...]:
+    """Best first: score, then the lexical rank, the vector rank, the doc id (as SQL orders)."""
+    return (-score, *(float(ranks.get(arm, math.inf)) for arm in TIE_BREAK), doc)
 
 
 def rrf(
@@ -77,6 +78,7 @@ def rrf(
     fused: list[Fused] = []
     for doc, per_arm in ranks.items():
         contributions = {arm: rrf_contribution(r, w[arm], k) for arm, r in per_arm.items()}
-        fused.append(Fused(doc, sum(contributions.values()), dict(per_arm), contributions))
-    fused.sort(key=lambda f: (*tie_key(f), f.doc))
+        # fsum: exactly rounded, so the score does not depend on the arms' order
+        fused.append(Fused(doc, math.fsum(contributions.values()), dict(per_arm), contributions))
+    fused.sort(key=lambda f: order_key(f.score, f.ranks, f.doc))
     return fused

@@ -146,6 +146,7 @@ class Hit:
     arms: dict[str, dict[str, float | int]] | None = None
     entities: list[str] = field(default_factory=list)
     adjustments: dict[str, float] = field(default_factory=dict)
+    ranks: dict[str, int] = field(default_factory=dict)  # per arm; what the order key reads
 
     def to_data(self) -> dict[str, Any]:
         """The envelope payload."""
@@ -395,8 +396,16 @@ def rows_to_hits(
     k: int,
     explain: bool,
 ) -> list[Hit]:
-    """Hits (with per-arm ranks and contributions when explained)."""
-    from memhtml.domain.rrf import rrf_contribution
+    """Hits (with per-arm ranks and contributions when explained), in fused order.
+
+    Scores are recomputed from the arms' ranks with the domain function and an
+    exactly rounded sum, then sorted by the shared tie key, so search and an
+    offline replay of the same arms agree to the last bit (SQL's own float sum
+    may differ in the last place, and that could flip a near-tie in MMR).
+    """
+    import math
+
+    from memhtml.domain.rrf import order_key, rrf_contribution
 
     terms = [t.lower() for t in _TOKEN.findall(query) if t.lower() not in STOPWORDS]
     hits: list[Hit] = []
@@ -418,16 +427,17 @@ def rows_to_hits(
             rr,
             sr,
         ) = row
+        ranks = {
+            arm: int(rank) for arm, rank in zip(ARMS, (fr, vr, rr, sr), strict=True) if rank
+        }
+        parts = {arm: rrf_contribution(rank, weights[arm], k) for arm, rank in ranks.items()}
+        score = math.fsum(parts.values())
         arms = None
         if explain:
-            arms = {}
-            for arm, rank in zip(ARMS, (fr, vr, rr, sr), strict=True):
-                if rank is not None:
-                    arms[arm] = {
-                        "rank": int(rank),
-                        "weight": weights[arm],
-                        "contribution": rrf_contribution(int(rank), weights[arm], k),
-                    }
+            arms = {
+                arm: {"rank": rank, "weight": weights[arm], "contribution": parts[arm]}
+                for arm, rank in ranks.items()
+            }
         hits.append(
             Hit(
                 path=path,
@@ -442,6 +452,8 @@ def rows_to_hits(
                 superseded_by=sup,
                 content_hash=chash,
                 arms=arms,
+                ranks=ranks,
             )
         )
+    hits.sort(key=lambda h: order_key(h.score, h.ranks, h.path))
     return hits
