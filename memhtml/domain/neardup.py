@@ -119,9 +119,9 @@ def near_duplicates(
         frozenset(ta),
         frozenset(tb),
         cosine,
-        jaccard_threshold,
-        cosine_threshold,
-        min_shared,
+        jaccard_threshold=jaccard_threshold,
+        cosine_threshold=cosine_threshold,
+        min_shared=min_shared,
     )
 
 
@@ -216,9 +216,9 @@ def arbitrate(
                 bags[a],
                 bags[b],
                 c,
-                jaccard_threshold,
-                cosine_threshold,
-                min_shared,
+                jaccard_threshold=jaccard_threshold,
+                cosine_threshold=cosine_threshold,
+                min_shared=min_shared,
             )
         return near[pair]
 
