@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 import sys
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,7 +28,6 @@ from memhtml.eval.benchmarks import load_beam
 from memhtml.eval.benchmarks import metrics as bm
 from memhtml.eval.benchmarks.records import Corpus as BenchCorpus
 from memhtml.eval.benchmarks.records import Question
-from memhtml.progress import Progress
 
 NAME = "beam"
 KS = (5, 10, 25, 50)
@@ -125,45 +123,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         names = names[: args.limit_conversations]
     corpora, report = load_beam(data, conversations=names)
     chosen = list(corpora)
+    capture = args.ablations or args.tune or args.save_capture is not None
+    run = h.run_scopes(NAME, chosen, to_ops, args, settings, limit=LIMIT, capture=capture)
+    asked, captures, timings, ids = run.asked, run.captures, run.timings, run.ids
     n_docs = sum(len(c.docs) for c in chosen)
     n_q = sum(len(c.questions) for c in chosen)
-    timings = {"ingest_s": 0.0, "search_s": 0.0, "capture_s": 0.0}
-    asked: list[h.Asked] = []
-    captures = []
-    docs_of: dict[str, list[str]] = {}
-    capture = args.ablations or args.tune or args.save_capture is not None
-    with Progress(n_docs, "beam ingest") as ingest_bar, Progress(n_q, "beam search") as q_bar:
-        for corpus in chosen:
-            with h.scope_root(args.workdir, f"beam/{corpus.scope_id}", args.keep) as root:
-                t0 = time.perf_counter()
-                ing = h.ingest(
-                    corpus.scope_id,
-                    to_ops(corpus),
-                    root,
-                    embedder=args.embedder,
-                    batch_size=args.batch_size,
-                    progress=ingest_bar,
-                )
-                timings["ingest_s"] += time.perf_counter() - t0
-                docs_of.update(ing.docs_of)
-                t0 = time.perf_counter()
-                got, cap, cap_s = h.ask_all(
-                    ing,
-                    corpus.questions,
-                    settings,
-                    limit=LIMIT,
-                    capture_arms=capture,
-                    progress=q_bar,
-                )
-                timings["search_s"] += time.perf_counter() - t0 - cap_s
-                timings["capture_s"] += cap_s
-                asked += got
-                if cap is not None:
-                    captures.append(cap)
-                ing.corpus.close()
-
-    def ids(paths: Sequence[str]) -> list[str]:
-        return [d for p in paths for d in docs_of.get(p, ())]
 
     rows: list[dict[str, Any]] = []
     for a in asked:

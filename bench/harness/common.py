@@ -658,3 +658,80 @@ def embedder_model(embedder: str) -> str | None:
         return str(get_embedder(embedder).model_id)
     except Exception:
         return None
+
+
+# -- the run loop every harness shares ------------------------------------------------------
+@dataclass
+class Run:
+    """What a harness run gathered over its scopes."""
+
+    asked: list[Asked] = field(default_factory=list)
+    captures: list[ArmCapture] = field(default_factory=list)
+    docs_of: dict[str, list[str]] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    deduped: int = 0
+
+    def ids(self, paths: Sequence[str]) -> list[str]:
+        """Ranked paths -> ranked doc ids, across every scope."""
+        return [d for p in paths for d in self.docs_of.get(p, ())]
+
+
+def run_scopes(
+    name: str,
+    chosen: Sequence[BenchCorpus],
+    ops_for: Callable[[BenchCorpus], Sequence[tuple[str, dict[str, Any]]]],
+    args: argparse.Namespace,
+    settings: Settings,
+    *,
+    limit: int,
+    capture: bool,
+    label: Callable[[BenchCorpus], str] | None = None,
+) -> Run:
+    """Ingest each scope into its own repo and ask its questions (arms captured when asked).
+
+    Timings are summed per phase, and also kept per scope label when `label`
+    names the scopes (FactConsolidation reports each size).
+    """
+    run = Run(timings={"ingest_s": 0.0, "search_s": 0.0, "capture_s": 0.0})
+    n_docs = sum(len(c.docs) for c in chosen)
+    n_q = sum(len(c.questions) for c in chosen)
+    with Progress(n_docs, f"{name} ingest") as ingest_bar, Progress(n_q, f"{name} search") as q_bar:
+        for corpus in chosen:
+            tag = label(corpus) if label else None
+            slug = (tag or corpus.scope_id).replace(":", "-").replace("/", "-")
+            with scope_root(args.workdir, f"{name}/{slug}", args.keep) as root:
+                t0 = time.perf_counter()
+                ing = ingest(
+                    corpus.scope_id,
+                    ops_for(corpus),
+                    root,
+                    embedder=args.embedder,
+                    batch_size=args.batch_size,
+                    progress=ingest_bar,
+                )
+                ingest_s = time.perf_counter() - t0
+                run.deduped += ing.deduped
+                run.docs_of.update(ing.docs_of)
+                t0 = time.perf_counter()
+                got, cap, cap_s = ask_all(
+                    ing,
+                    corpus.questions,
+                    settings,
+                    limit=limit,
+                    capture_arms=capture,
+                    progress=q_bar,
+                )
+                search_s = time.perf_counter() - t0 - cap_s
+                for phase, seconds in (
+                    ("ingest", ingest_s),
+                    ("search", search_s),
+                    ("capture", cap_s),
+                ):
+                    run.timings[f"{phase}_s"] += seconds
+                    if tag:
+                        run.timings[f"{phase}_{tag}_s"] = seconds
+                run.asked += got
+                if cap is not None:
+                    run.captures.append(cap)
+                ing.corpus.close()
+    return run

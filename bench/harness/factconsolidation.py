@@ -24,7 +24,6 @@ ranks the fts+vector candidate pool, as in production) per size.
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,6 @@ from memhtml.contracts.vocab import DEFAULT_RRF_K
 from memhtml.eval.benchmarks import load_factconsolidation
 from memhtml.eval.benchmarks import metrics as bm
 from memhtml.eval.benchmarks.records import Corpus as BenchCorpus
-from memhtml.progress import Progress
 
 NAME = "factconsolidation"
 SIZES = ("6k", "32k", "64k", "262k")
@@ -109,49 +107,20 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     corpora, report = load_factconsolidation(data, args.heuristic, sources=sources)
     corpora = sorted(corpora, key=lambda c: SIZES.index(_size(c.scope_id)))
     chosen = h.scopes(corpora, args.limit_conversations)
+    capture = args.ablations or args.tune or args.recency_sweep or args.save_capture is not None
+    run = h.run_scopes(
+        NAME,
+        chosen,
+        lambda c: to_ops(c, _size(c.scope_id)),
+        args,
+        settings,
+        limit=LIMIT,
+        capture=capture,
+        label=lambda c: _size(c.scope_id),
+    )
+    asked, captures, timings, ids = run.asked, run.captures, run.timings, run.ids
     n_docs = sum(len(c.docs) for c in chosen)
     n_q = sum(len(c.questions) for c in chosen)
-    timings: dict[str, float] = {}
-    asked: list[h.Asked] = []
-    captures = []
-    docs_of: dict[str, list[str]] = {}
-    capture = args.ablations or args.tune or args.recency_sweep or args.save_capture is not None
-    with (
-        Progress(n_docs, "factconsolidation ingest") as ingest_bar,
-        Progress(n_q, "factconsolidation search") as q_bar,
-    ):
-        for corpus in chosen:
-            size = _size(corpus.scope_id)
-            with h.scope_root(args.workdir, f"factconsolidation/{size}", args.keep) as root:
-                t0 = time.perf_counter()
-                ing = h.ingest(
-                    corpus.scope_id,
-                    to_ops(corpus, size),
-                    root,
-                    embedder=args.embedder,
-                    batch_size=args.batch_size,
-                    progress=ingest_bar,
-                )
-                timings[f"ingest_{size}_s"] = time.perf_counter() - t0
-                docs_of.update(ing.docs_of)
-                t0 = time.perf_counter()
-                got, cap, cap_s = h.ask_all(
-                    ing,
-                    corpus.questions,
-                    settings,
-                    limit=LIMIT,
-                    capture_arms=capture,
-                    progress=q_bar,
-                )
-                timings[f"search_{size}_s"] = time.perf_counter() - t0 - cap_s
-                timings[f"capture_{size}_s"] = cap_s
-                asked += got
-                if cap is not None:
-                    captures.append(cap)
-                ing.corpus.close()
-
-    def ids(paths: Sequence[str]) -> list[str]:
-        return [d for p in paths for d in docs_of.get(p, ())]
 
     def score_asked(a: h.Asked, paths: Sequence[str]) -> dict[str, Any]:
         q = a.question

@@ -23,7 +23,6 @@ Ingest formats (the memory text; `--format`):
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Sequence
 from datetime import date
 from typing import Any
@@ -33,7 +32,6 @@ from memhtml.eval.benchmarks import load_locomo
 from memhtml.eval.benchmarks import metrics as bm
 from memhtml.eval.benchmarks.records import Corpus as BenchCorpus
 from memhtml.eval.benchmarks.records import Doc
-from memhtml.progress import Progress
 
 NAME = "locomo"
 KS = (5, 10, 25, 50)
@@ -136,47 +134,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     settings = h.Settings.from_args(args)
     corpora, report = load_locomo(data)
     chosen = h.scopes(corpora, args.limit_conversations)
+    capture = args.ablations or args.tune or args.save_capture is not None
+    run = h.run_scopes(
+        NAME, chosen, lambda c: to_ops(c, args.format), args, settings, limit=LIMIT, capture=capture
+    )
+    asked, captures, timings, ids = run.asked, run.captures, run.timings, run.ids
     n_docs = sum(len(c.docs) for c in chosen)
     n_q = sum(len(c.questions) for c in chosen)
-    timings = {"ingest_s": 0.0, "search_s": 0.0, "capture_s": 0.0}
-    asked: list[h.Asked] = []
-    captures = []
-    docs_of: dict[str, list[str]] = {}
-    deduped = 0
-    capture = args.ablations or args.tune or args.save_capture is not None
-    with Progress(n_docs, "locomo ingest") as ingest_bar, Progress(n_q, "locomo search") as q_bar:
-        for corpus in chosen:
-            with h.scope_root(args.workdir, f"locomo/{corpus.scope_id}", args.keep) as root:
-                t0 = time.perf_counter()
-                ing = h.ingest(
-                    corpus.scope_id,
-                    to_ops(corpus, args.format),
-                    root,
-                    embedder=args.embedder,
-                    batch_size=args.batch_size,
-                    progress=ingest_bar,
-                )
-                timings["ingest_s"] += time.perf_counter() - t0
-                deduped += ing.deduped
-                docs_of.update(ing.docs_of)
-                t0 = time.perf_counter()
-                got, cap, cap_s = h.ask_all(
-                    ing,
-                    corpus.questions,
-                    settings,
-                    limit=LIMIT,
-                    capture_arms=capture,
-                    progress=q_bar,
-                )
-                timings["search_s"] += time.perf_counter() - t0 - cap_s
-                timings["capture_s"] += cap_s
-                asked += got
-                if cap is not None:
-                    captures.append(cap)
-                ing.corpus.close()
-
-    def ids(paths: Sequence[str]) -> list[str]:
-        return [d for p in paths for d in docs_of.get(p, ())]
+    deduped = run.deduped
 
     rows: list[dict[str, Any]] = []
     for a in asked:
