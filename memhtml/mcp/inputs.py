@@ -1,0 +1,328 @@
+"""Input models of the MCP tools: one pydantic model per tool, schemas generated from them.
+
+Names and input field names are the original memhtml's (REFERENCE.md, "MCP
+surface"); ours accept a few more (`claim`, `event_at`, `explain`, ...). A
+model refuses unknown fields and malformed paths, so a handler only ever sees
+valid input.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+from memhtml.contracts.errors import InvalidPathError
+from memhtml.contracts.paths import memory_path
+from memhtml.contracts.vocab import (
+    EDGE_RELS,
+    MEMORY_RELS,
+    MEMORY_TYPES,
+    PARA_BUCKETS,
+    WRITABLE_MEMORY_TYPES,
+    normalize_rel,
+)
+
+if TYPE_CHECKING:
+    from memhtml.ops.corpus import Corpus
+
+log = logging.getLogger("memhtml.mcp")
+
+GetCorpus = Callable[[], "Corpus"]
+TRACE_NOTE: Final = "no transcripts indexed (trace indexing is not built yet)"
+SIGNALS: Final = ("positive", "negative", "neutral")
+# `from_session` is provenance minted by the system, never authored by a caller.
+AUTHORABLE_RELS: Final = tuple(r for r in EDGE_RELS if r != "from_session")
+_MODEL = ConfigDict(extra="forbid")
+
+
+# -- field types ---------------------------------------------------------------
+def _path_ok(value: str) -> str:
+    try:
+        memory_path(value)
+    except InvalidPathError as exc:
+        raise PydanticCustomError("invalid_path", "{reason}", {"reason": exc.message}) from None
+    return value
+
+
+def _choice(what: str, choices: tuple[str, ...]) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if value not in choices:
+            raise PydanticCustomError(
+                "invalid_choice",
+                "{value!r} is not a {what}; one of: {choices}",
+                {"value": value, "what": what, "choices": ", ".join(choices)},
+            )
+        return value
+
+    return check
+
+
+def _rel_in(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        rel = normalize_rel(value)
+        if rel is None or rel not in choices:
+            raise PydanticCustomError(
+                "invalid_choice",
+                "{value!r} is not an accepted relation here; one of: {choices}",
+                {"value": value, "choices": ", ".join(choices)},
+            )
+        return rel
+
+    return check
+
+
+def _enum(values: tuple[str, ...]) -> WithJsonSchema:
+    return WithJsonSchema({"type": "string", "enum": list(values)})
+
+
+MemoryPath = Annotated[str, AfterValidator(_path_ok)]
+WritableType = Annotated[
+    str,
+    AfterValidator(_choice("writable memory type", WRITABLE_MEMORY_TYPES)),
+    _enum(WRITABLE_MEMORY_TYPES),
+]
+AnyType = Annotated[str, AfterValidator(_choice("memory type", MEMORY_TYPES)), _enum(MEMORY_TYPES)]
+LinkRel = Annotated[str, AfterValidator(_rel_in(AUTHORABLE_RELS)), _enum(AUTHORABLE_RELS)]
+MemoryRel = Annotated[str, AfterValidator(_rel_in(MEMORY_RELS)), _enum(MEMORY_RELS)]
+Para = Annotated[str, AfterValidator(_choice("PARA bucket", PARA_BUCKETS)), _enum(PARA_BUCKETS)]
+Signal = Annotated[str, AfterValidator(_choice("signal", SIGNALS)), _enum(SIGNALS)]
+Facets = dict[str, str] | list[str]
+
+_D = {
+    "session_id": "Provenance: the agent session id (written as the memhtml-session meta).",
+    "prompt_id": "Provenance: the prompt id (written as the memhtml-prompt meta).",
+    "turn_uuid": "Provenance: the turn uuid (written as the memhtml-turn meta).",
+    "workspace": "Restrict to (or file under) projects/<workspace>/.",
+    "as_of": "Facts valid at this date or ISO instant; superseded memories become eligible.",
+    "include_archived": "Include archived memories (default false).",
+    "entity": "Restrict to an entity: a name, or type:name (case-folded).",
+    "facets": "Facet filters: an object {name: value} or a list of 'name=value' strings.",
+}
+
+
+# -- input models ----------------------------------------------------------------
+class WriteInput(BaseModel):
+    """memory_write."""
+
+    model_config = _MODEL
+    title: str = Field(min_length=1, max_length=300, description="One-line title.")
+    memory_type: WritableType = Field(description="Memory type (arc is written by sleep only).")
+    body: str | list[str] | None = Field(
+        None, description="Prose body; without `claim`, its first sentence becomes the claim."
+    )
+    article_html: str | None = Field(
+        None, description="Caller-owned inner HTML of <article>, instead of claim/body."
+    )
+    claim: str | None = Field(
+        None, description="The claim: one sentence, becomes the <mark> and the gist (ours)."
+    )
+    path: MemoryPath | None = Field(
+        None, description="Explicit root-relative path under a PARA bucket, ending in .html."
+    )
+    strict_path: bool | None = Field(
+        None, description="Fail (ERR_WRITE_CONFLICT) instead of suffixing when `path` is taken."
+    )
+    workspace: str | None = Field(None, description="File under projects/<workspace>/.")
+    tags: list[str] | None = Field(None, description="Tags; the first one picks the topic folder.")
+    entities: list[str] | None = Field(None, description="Entities as 'type:name'.")
+    importance: int | None = Field(None, ge=1, le=10, description="Importance 1..10.")
+    confidence: float | None = Field(None, ge=0.0, le=1.0, description="Confidence 0..1.")
+    event_at: str | None = Field(
+        None, description="When the fact happened: a date or ISO instant (ours)."
+    )
+    session_id: str | None = Field(None, description=_D["session_id"])
+    prompt_id: str | None = Field(None, description=_D["prompt_id"])
+    turn_uuid: str | None = Field(None, description=_D["turn_uuid"])
+
+
+class WriteBatchInput(BaseModel):
+    """memory_write_batch."""
+
+    model_config = _MODEL
+    ops: list[dict[str, Any]] = Field(
+        description=(
+            'Ops in order. A write op is memory_write\'s fields, e.g. {"title": ...,'
+            ' "memory_type": "semantic", "body": ...} ("op": "write" is the default);'
+            ' also {"op": "correct", "target_path": ..., "claim": ...},'
+            ' {"op": "archive", "path": ...},'
+            ' {"op": "link", "src_path": ..., "rel": ..., "dst_path": ...}.'
+        )
+    )
+    continue_on_error: bool | None = Field(
+        None, description="Commit the ops that succeed instead of none (default: atomic)."
+    )
+    detect_conflicts: bool | None = Field(
+        None, description="Accepted, NOT implemented: the result lists it under `unsupported`."
+    )
+    detect_near_duplicates: bool | None = Field(
+        None, description="Accepted, NOT implemented: the result lists it under `unsupported`."
+    )
+    consolidate: Literal["last-wins"] | None = Field(
+        None,
+        description="Accepted, NOT implemented: every op is written as given; the result lists"
+        " it under `unsupported`.",
+    )
+    session_id: str | None = Field(
+        None, description="Batch provenance, used by ops that give none of their own."
+    )
+    prompt_id: str | None = Field(None, description="Batch provenance (see session_id).")
+    turn_uuid: str | None = Field(None, description="Batch provenance (see session_id).")
+
+
+class ReadInput(BaseModel):
+    """memory_read."""
+
+    model_config = _MODEL
+    path: MemoryPath = Field(description="Root-relative memory path, e.g. areas/inbox/x.html.")
+    session_id: str | None = Field(
+        None, description="Accepted, NOT implemented (no session links are recorded yet)."
+    )
+
+
+class SearchInput(BaseModel):
+    """memory_search."""
+
+    model_config = _MODEL
+    query: str = Field(min_length=1, description="What to look for, in plain words.")
+    limit: int | None = Field(None, ge=1, le=500, description="How many hits (default 10).")
+    memory_types: list[AnyType] | None = Field(
+        None, description="Only these memory types (tasks are excluded unless named)."
+    )
+    workspace: str | None = Field(None, description=_D["workspace"])
+    tags: list[str] | None = Field(None, description="Only memories carrying every tag.")
+    entity: str | None = Field(None, description=_D["entity"])
+    facets: Facets | None = Field(None, description=_D["facets"])
+    include_archived: bool | None = Field(None, description=_D["include_archived"])
+    as_of: str | None = Field(None, description=_D["as_of"])
+    explain: bool | None = Field(
+        None, description="Per hit, each arm's rank and RRF contribution (ours)."
+    )
+
+
+class RecallInput(BaseModel):
+    """memory_recall."""
+
+    model_config = _MODEL
+    query: str = Field(min_length=1, description="What to recall, in plain words.")
+    budget_chars: int | None = Field(
+        None, ge=0, description="Character budget for quoted memory text (default 16000)."
+    )
+    workspace: str | None = Field(None, description=_D["workspace"])
+    memory_types: list[AnyType] | None = Field(None, description="Only these types (ours).")
+    tags: list[str] | None = Field(None, description="Only memories carrying every tag (ours).")
+    entity: str | None = Field(None, description=_D["entity"] + " (ours)")
+    include_archived: bool | None = Field(None, description=_D["include_archived"] + " (ours)")
+    as_of: str | None = Field(None, description=_D["as_of"] + " (ours)")
+
+
+class CorrectInput(BaseModel):
+    """memory_correct."""
+
+    model_config = _MODEL
+    target_path: MemoryPath = Field(description="The live memory to correct.")
+    title: str = Field(min_length=1, max_length=300, description="Title of the replacement.")
+    reason: str = Field(description="Why (recorded in the commit message).")
+    body: str | list[str] | None = Field(
+        None, description="New prose body; without `claim`, its first sentence is the claim."
+    )
+    article_html: str | None = Field(None, description="New inner HTML of <article>.")
+    claim: str | None = Field(None, description="The new claim, one sentence (ours).")
+    memory_type: WritableType | None = Field(
+        None, description="New type (default: the original's) (ours)."
+    )
+    session_id: str | None = Field(None, description=_D["session_id"])
+
+
+class LinkInput(BaseModel):
+    """memory_link."""
+
+    model_config = _MODEL
+    src_path: MemoryPath = Field(description="The memory whose head gains the <link>.")
+    rel: LinkRel = Field(description="The relation (underscore or hyphen form).")
+    dst_path: MemoryPath = Field(description="The memory linked to.")
+    strength: float | None = Field(
+        None, description="Accepted, ignored: authored links carry no weight."
+    )
+
+
+class NeighborsInput(BaseModel):
+    """memory_neighbors."""
+
+    model_config = _MODEL
+    path: MemoryPath = Field(description="The center memory.")
+    depth: int | None = Field(None, description="Hops: 1 (default) or 2; clamped to 1..2.")
+    rels: list[MemoryRel] | None = Field(None, description="Only these memory relations.")
+    limit: int | None = Field(None, ge=1, le=500, description="At most this many nodes (100).")
+
+
+class ResolveInput(BaseModel):
+    """memory_resolve."""
+
+    model_config = _MODEL
+    path: MemoryPath = Field(description="A path as cited (live, moved or archived).")
+
+
+class ArchiveInput(BaseModel):
+    """memory_archive."""
+
+    model_config = _MODEL
+    path: MemoryPath = Field(description="The live memory to archive.")
+    reason: str | None = Field(description="Why (recorded in the commit message); may be null.")
+
+
+class ReinforceInput(BaseModel):
+    """memory_reinforce."""
+
+    model_config = _MODEL
+    paths: list[MemoryPath] = Field(min_length=1, description="Memories that were used.")
+    signal: Signal = Field(description="Outcome: positive, negative or neutral.")
+
+
+class ListInput(BaseModel):
+    """memory_list."""
+
+    model_config = _MODEL
+    memory_type: AnyType | None = Field(None, description="Only this memory type.")
+    workspace: str | None = Field(None, description="Only projects/<workspace>/.")
+    tag: str | None = Field(None, description="Only memories carrying this tag.")
+    entity: str | None = Field(None, description=_D["entity"])
+    facets: Facets | None = Field(
+        None,
+        description="Not implemented for listings: a non-empty value is refused"
+        " (ERR_INVALID_FLAG); memory_search filters by facet.",
+    )
+    para: Para | None = Field(None, description="Only this PARA bucket.")
+    include_archived: bool | None = Field(None, description=_D["include_archived"] + " (ours)")
+    limit: int | None = Field(None, ge=1, le=500, description="Page size (default 50).")
+    cursor: str | None = Field(None, description="Continue after this path (next_cursor).")
+
+
+class StatusInput(BaseModel):
+    """memory_status (no input)."""
+
+    model_config = _MODEL
+
+
+class TraceSearchInput(BaseModel):
+    """trace_search."""
+
+    model_config = _MODEL
+    query: str = Field(description="Words to look for in session transcripts.")
+    cwd: str | None = Field(None, description="Only sessions run in this working directory.")
+    since: str | None = Field(None, description="Only sessions started at or after (ISO).")
+    limit: int | None = Field(None, ge=1, le=200, description="At most this many (default 20).")
+
+
+class TraceLinksInput(BaseModel):
+    """trace_links."""
+
+    model_config = _MODEL
+    session_id: str | None = Field(None, description="Links of this session.")
+    path: str | None = Field(None, description="Links of this memory (a leading / is dropped).")
+
+
+# -- handlers --------------------------------------------------------------------
