@@ -14,6 +14,7 @@ from memhtml.index.retrieval import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     POOL_FACTOR,
+    RERANK_POOL,
     Hit,
     SearchResult,
     fused_rows,
@@ -46,6 +47,14 @@ def repo_retrieval_config(root: Path) -> dict[str, Any]:
         raise InvalidFlagError(f"{CONFIG_PATH} is not valid JSON: {exc}") from exc
     section = raw.get("retrieval", {}) if isinstance(raw, dict) else {}
     return section if isinstance(section, dict) else {}
+
+
+def _rerank_pool(config: Mapping[str, Any], explicit: int | None) -> int:
+    """How many top content candidates recency and salience rank (call, repo config, default)."""
+    value = int(explicit if explicit is not None else config.get("rerank_pool", RERANK_POOL))
+    if value < 1:
+        raise InvalidFlagError("rerank_pool must be >= 1")
+    return value
 
 
 def _scope(filters: Mapping[str, Any]) -> Scope:
@@ -148,6 +157,7 @@ def search(
     explain: bool = False,
     arm_limit: int = ARM_LIMIT,
     near_duplicates: bool | None = None,
+    rerank_pool: int | None = None,
     **filters: Any,
 ) -> SearchResult:
     """Rank memories for `query`: RRF over the four arms in one statement, then MMR."""
@@ -181,6 +191,7 @@ def search(
         now=corpus.clock(),
         pool=pool,
         arm_limit=arm_limit,
+        rerank_pool=_rerank_pool(config, rerank_pool),
     )
     hits = rows_to_hits(rows, query, w, k_value, explain)
     vectors = _content_vectors(corpus, [h.content_hash for h in hits]) if qvec is not None else {}
@@ -370,6 +381,7 @@ def capture_arms(
     weights: Mapping[str, float] | None = None,
     k: int | None = None,
     arm_limit: int = ARM_LIMIT,
+    rerank_pool: int | None = None,
     **filters: Any,
 ) -> dict[str, Any]:
     """Each arm's ranked list for `query`, as the fused statement saw it, plus the fused order.
@@ -398,6 +410,7 @@ def capture_arms(
         now=corpus.clock(),
         pool=4 * arm_limit + 1,
         arm_limit=arm_limit,
+        rerank_pool=_rerank_pool(config, rerank_pool),
     )
     lists: dict[str, list[str]] = {}
     ranks: dict[str, dict[str, int]] = {}
