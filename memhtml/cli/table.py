@@ -245,7 +245,7 @@ _SEARCH_TUNING: Final = (
         multiple=True,
         metavar="ARM=W",
     ),
-    Param("k", "RRF k (default 60, or the repo config's)", type="int"),
+    Param("k", "RRF k (default 10, or the repo config's)", type="int"),
     Param("mmr_lambda", "MMR lambda in [0,1]; 1 = pure relevance order", type="float"),
 )
 

@@ -320,14 +320,15 @@ def recall(
         raise InvalidFlagError("budget must be >= 0")
     scope = _scope(filters)
     corpus.catch_up()
-    w = resolve_weights(repo_retrieval_config(corpus.root).get("weights"))
+    config = repo_retrieval_config(corpus.root)
+    w = resolve_weights(config.get("weights"))
     candidates, reason, _, _ = query_vector(corpus, query, w, scope, ARM_LIMIT)
     rows, _ = fused_rows(
         corpus.conn,
         query,
         scope=scope,
         weights=w,
-        k=DEFAULT_RRF_K,
+        k=int(config.get("k", DEFAULT_RRF_K)),
         vector=candidates,
         now=corpus.clock(),
         pool=RECALL_POOL,

@@ -55,10 +55,10 @@ def test_other_weights_match_sql_when_the_arm_pool_is_unchanged(
 ) -> None:
     """fts, vector and k as captured, so the content pool recency and salience rank is too."""
     cap = captures[ARM_LIMIT]
-    weights = {"fts": 1.0, "vector": 1.0, "recency": 1.5, "salience": 0.1}
-    config = FusionConfig(weights, 60, None)
+    weights = {**DEFAULT_WEIGHTS, "recency": 1.5, "salience": 0.1}
+    config = FusionConfig(weights, DEFAULT_RRF_K, None)
     for qid, text in cap.queries.items():
-        sql = toy_corpus.search(text, limit=10, weights=weights, k=60, mmr_lambda=1.0).hits
+        sql = toy_corpus.search(text, limit=10, weights=weights, mmr_lambda=1.0).hits
         assert cap.ranking(qid, config, 10) == [h.path for h in sql]
 
 

@@ -144,4 +144,4 @@ def test_gold_must_be_captured() -> None:
 
 
 def test_fusion_config_label_is_stable() -> None:
-    assert FusionConfig().label() == "fts=1 vector=1 recency=0.5 salience=0.4 k=60 mmr=off"
+    assert FusionConfig().label() == "fts=1.5 vector=1 recency=0.25 salience=0.4 k=10 mmr=off"

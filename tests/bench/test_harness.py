@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from memhtml.contracts.vocab import DEFAULT_RRF_K, DEFAULT_WEIGHTS
+
 pl = pytest.importorskip("polars")
 
 SAMPLES = Path(__file__).resolve().parents[1] / "eval" / "samples"
@@ -35,8 +37,8 @@ def _read(tmp_path: Path, name: str) -> tuple[dict[str, Any], Any]:
 
 def _provenance(payload: dict[str, Any]) -> None:
     assert payload["embedder"] == "fake"
-    assert payload["weights"] == {"fts": 1.0, "vector": 1.0, "recency": 0.5, "salience": 0.4}
-    assert payload["k"] == 60 and payload["mmr_lambda"] == 0.7
+    assert payload["weights"] == DEFAULT_WEIGHTS
+    assert payload["k"] == DEFAULT_RRF_K and payload["mmr_lambda"] == 0.7
     assert payload["production_defaults"] is True
     assert len(payload["dataset"]["sha256"]) == 64
     assert "commit" in payload["memhtml"]

@@ -15,6 +15,7 @@ import pytest
 
 from memhtml.cli.main import run
 from memhtml.contracts.errors import DiscriminationFailedError
+from memhtml.contracts.vocab import DEFAULT_WEIGHTS
 from memhtml.eval.gate import GateReport, run_gate, score_probe
 from memhtml.eval.probes import Probe
 from memhtml.index.retrieval import Hit, SearchResult
@@ -94,7 +95,7 @@ def test_fake_gate_does_not_regress(fake_report: GateReport) -> None:
     assert (r.mode, r.files, r.probes, r.degraded, r.skipped) == ("fake", 300, 60, False, False)
     assert set(r.by_kind) == {"negation", "number", "qualifier"}
     assert r.failing == []
-    assert r.weights == {"fts": 1.0, "vector": 1.0, "recency": 0.5, "salience": 0.4}
+    assert r.weights == DEFAULT_WEIGHTS
     assert r.duration_s < 30  # the < 3 s target is measured by bench/bench_gate.py
 
 

@@ -75,14 +75,14 @@ def test_explain_contributions_sum_to_score(world: Any) -> None:
         total = sum(a["contribution"] for a in hit.arms.values()) + sum(hit.adjustments.values())
         assert math.isclose(total, hit.score, rel_tol=1e-12)
         for arm, info in hit.arms.items():
-            assert info["contribution"] == pytest.approx(info["weight"] / (60 + info["rank"]))
+            assert info["contribution"] == pytest.approx(info["weight"] / (result.k + info["rank"]))
             assert arm in result.arms
 
 
 def test_hand_computed_top_hit(world: Any) -> None:
     result = world.search("vip drain", explain=True, limit=3, mmr_lambda=1.0, near_duplicates=False)
     top = result.hits[0]
-    expected = sum(info["weight"] / (60 + info["rank"]) for info in top.arms.values())
+    expected = sum(info["weight"] / (result.k + info["rank"]) for info in top.arms.values())
     assert top.score == pytest.approx(expected)
     assert "fts" in top.arms and "vector" in top.arms
 
