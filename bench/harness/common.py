@@ -54,17 +54,14 @@ BATCH_SIZE = 1000
 # -- options --------------------------------------------------------------------------
 def parse_weights(text: str | None) -> dict[str, float] | None:
     """`fts=1,vector=1,recency=0.5` -> a weight dict merged over production; None for None."""
-    if not text:
-        return None
-    out = dict(DEFAULT_WEIGHTS)
-    for part in text.replace(" ", "").split(","):
-        if not part:
-            continue
-        arm, _, value = part.partition("=")
-        if arm not in ARMS or not value:
-            raise SystemExit(f"--weights: {part!r} is not ARM=W with ARM in {', '.join(ARMS)}")
-        out[arm] = float(value)
-    return out
+    from memhtml.contracts.errors import InvalidFlagError
+    from memhtml.index.retrieval import parse_weights as parse_arms
+
+    try:
+        named = parse_arms(text)
+    except InvalidFlagError as exc:
+        raise SystemExit(f"--weights: {exc.message}") from exc
+    return None if named is None else {**DEFAULT_WEIGHTS, **named}
 
 
 _STARTED: dict[str, Any] = {}

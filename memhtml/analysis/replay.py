@@ -65,7 +65,7 @@ class FusionConfig:
         return self.mmr_lambda is not None and self.mmr_lambda < 1.0
 
     def label(self) -> str:
-        """A compact, stable name, e.g. `fts=1.5 vector=1 recency=0.25 salience=0.4 k=10 mmr=0.7`."""
+        """A compact, stable name: `fts=1.5 vector=1 recency=0.25 salience=0.4 k=10 mmr=0.7`."""
         w = " ".join(f"{a}={self.weights[a]:g}" for a in ARMS)
         lam = "off" if not self.uses_mmr else f"{self.mmr_lambda:g}"
         nd = "" if self.near_duplicates else " neardup=off"

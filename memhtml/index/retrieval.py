@@ -128,6 +128,32 @@ def resolve_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
     return merged
 
 
+def parse_weights(items: Sequence[str] | str | None) -> dict[str, float] | None:
+    """`["recency=0.8", "fts=2"]` or `"recency=0.8,fts=2"` -> {arm: weight}; None when empty.
+
+    Only the arms named; `resolve_weights` merges them over the defaults.
+    """
+    if not items:
+        return None
+    parts = items.split(",") if isinstance(items, str) else list(items)
+    out: dict[str, float] = {}
+    for item in (p.strip() for p in parts):
+        if not item:
+            continue
+        arm, sep, value = item.partition("=")
+        try:
+            weight = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or arm.strip() not in ARMS:
+            raise InvalidFlagError(
+                f"weight {item!r} is not ARM=NUMBER with ARM one of {', '.join(ARMS)}",
+                suggestions=["e.g. --weight recency=0.8"],
+            )
+        out[arm.strip()] = weight
+    return out
+
+
 @dataclass
 class Hit:
     """One ranked memory."""
@@ -427,9 +453,7 @@ def rows_to_hits(
             rr,
             sr,
         ) = row
-        ranks = {
-            arm: int(rank) for arm, rank in zip(ARMS, (fr, vr, rr, sr), strict=True) if rank
-        }
+        ranks = {arm: int(rank) for arm, rank in zip(ARMS, (fr, vr, rr, sr), strict=True) if rank}
         parts = {arm: rrf_contribution(rank, weights[arm], k) for arm, rank in ranks.items()}
         score = math.fsum(parts.values())
         arms = None

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -146,6 +147,56 @@ def _content_vectors(corpus: Corpus, hashes: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+@dataclass
+class _Fusion:
+    """One query run through the fused statement, with what produced it."""
+
+    rows: list[tuple[Any, ...]]
+    arms: list[str]
+    weights: dict[str, float]
+    k: int
+    config: dict[str, Any]
+    degraded_reason: str | None
+    coverage: float | None
+    query_vector: Any
+    fresh: bool
+
+
+def _fuse(
+    corpus: Corpus,
+    query: str,
+    *,
+    weights: Mapping[str, float] | None,
+    k: int | None,
+    filters: Mapping[str, Any],
+    pool: Callable[[dict[str, Any]], int],
+    arm_limit: int = ARM_LIMIT,
+    rerank_pool: int | None = None,
+) -> _Fusion:
+    """Configuration (call over repo config over defaults), scope, query vector, one statement."""
+    config = repo_retrieval_config(corpus.root)
+    w = resolve_weights({**config.get("weights", {}), **(weights or {})})
+    k_value = int(k if k is not None else config.get("k", DEFAULT_RRF_K))
+    if k_value < 1:
+        raise InvalidFlagError("k must be >= 1")
+    scope = _scope(filters)
+    fresh = corpus.catch_up()
+    candidates, reason, share, qvec = query_vector(corpus, query, w, scope, arm_limit)
+    rows, arms = fused_rows(
+        corpus.conn,
+        query,
+        scope=scope,
+        weights=w,
+        k=k_value,
+        vector=candidates,
+        now=corpus.clock(),
+        pool=pool(config),
+        arm_limit=arm_limit,
+        rerank_pool=_rerank_pool(config, rerank_pool),
+    )
+    return _Fusion(list(rows), arms, w, k_value, config, reason, share, qvec, fresh)
+
+
 def search(
     corpus: Corpus,
     query: str,
@@ -164,34 +215,39 @@ def search(
     if not query or not query.strip():
         raise InvalidFlagError("the query is empty")
     limit = max(1, min(int(limit), MAX_LIMIT))
-    config = repo_retrieval_config(corpus.root)
-    w = resolve_weights({**config.get("weights", {}), **(weights or {})})
-    k_value = int(k if k is not None else config.get("k", DEFAULT_RRF_K))
-    if k_value < 1:
-        raise InvalidFlagError("k must be >= 1")
-    lam = mmr_lambda if mmr_lambda is not None else config.get("mmr_lambda", DEFAULT_MMR_LAMBDA)
-    lam = None if lam is None else float(lam)
-    if lam is not None and not 0.0 <= lam <= 1.0:
-        raise InvalidFlagError("mmr_lambda must be within [0, 1]")
-    scope = _scope(filters)
-    fresh = corpus.catch_up()
     arm_limit = max(arm_limit, limit)
-    candidates, reason, share, qvec = query_vector(corpus, query, w, scope, arm_limit)
-    arbitrate_on = bool(
-        config.get("near_duplicates", True) if near_duplicates is None else near_duplicates
-    )
-    pool = limit * POOL_FACTOR if arbitrate_on or (lam is not None and lam < 1.0) else limit
-    rows, arms = fused_rows(
-        corpus.conn,
+    lam_value: float | None = None
+
+    def pool(config: dict[str, Any]) -> int:
+        nonlocal lam_value
+        lam = mmr_lambda if mmr_lambda is not None else config.get("mmr_lambda", DEFAULT_MMR_LAMBDA)
+        lam_value = None if lam is None else float(lam)
+        if lam_value is not None and not 0.0 <= lam_value <= 1.0:
+            raise InvalidFlagError("mmr_lambda must be within [0, 1]")
+        on = config.get("near_duplicates", True) if near_duplicates is None else near_duplicates
+        diversifying = lam_value is not None and lam_value < 1.0
+        return limit * POOL_FACTOR if on or diversifying else limit
+
+    fusion = _fuse(
+        corpus,
         query,
-        scope=scope,
-        weights=w,
-        k=k_value,
-        vector=candidates,
-        now=corpus.clock(),
+        weights=weights,
+        k=k,
+        filters=filters,
         pool=pool,
         arm_limit=arm_limit,
-        rerank_pool=_rerank_pool(config, rerank_pool),
+        rerank_pool=rerank_pool,
+    )
+    rows, arms, w, k_value, lam = fusion.rows, fusion.arms, fusion.weights, fusion.k, lam_value
+    reason, share, qvec, fresh = (
+        fusion.degraded_reason,
+        fusion.coverage,
+        fusion.query_vector,
+        fusion.fresh,
+    )
+    config = fusion.config
+    arbitrate_on = bool(
+        config.get("near_duplicates", True) if near_duplicates is None else near_duplicates
     )
     hits = rows_to_hits(rows, query, w, k_value, explain)
     vectors = _content_vectors(corpus, [h.content_hash for h in hits]) if qvec is not None else {}
@@ -318,21 +374,8 @@ def recall(
     """A disclosure pack: arcs and memories folded separately under their budgets."""
     if budget < 0:
         raise InvalidFlagError("budget must be >= 0")
-    scope = _scope(filters)
-    corpus.catch_up()
-    config = repo_retrieval_config(corpus.root)
-    w = resolve_weights(config.get("weights"))
-    candidates, reason, _, _ = query_vector(corpus, query, w, scope, ARM_LIMIT)
-    rows, _ = fused_rows(
-        corpus.conn,
-        query,
-        scope=scope,
-        weights=w,
-        k=int(config.get("k", DEFAULT_RRF_K)),
-        vector=candidates,
-        now=corpus.clock(),
-        pool=RECALL_POOL,
-    )
+    fusion = _fuse(corpus, query, weights=None, k=None, filters=filters, pool=lambda _: RECALL_POOL)
+    rows, reason = fusion.rows, fusion.degraded_reason
     paths = [r[0] for r in rows]
     extra: dict[str, tuple[str, int]] = {}
     names: dict[str, list[str]] = {}
@@ -395,23 +438,22 @@ def capture_arms(
     and vector produced, so a replay that zeroes fts or vector keeps the pool
     the capture saw; the SQL statement would shrink it.)
     """
-    config = repo_retrieval_config(corpus.root)
-    w = resolve_weights({**config.get("weights", {}), **(weights or {})})
-    k_value = int(k if k is not None else config.get("k", DEFAULT_RRF_K))
-    scope = _scope(filters)
-    corpus.catch_up()
-    candidates, reason, _, _ = query_vector(corpus, query, w, scope, arm_limit)
-    rows, arms = fused_rows(
-        corpus.conn,
+    fusion = _fuse(
+        corpus,
         query,
-        scope=scope,
-        weights=w,
-        k=k_value,
-        vector=candidates,
-        now=corpus.clock(),
-        pool=4 * arm_limit + 1,
+        weights=weights,
+        k=k,
+        filters=filters,
+        pool=lambda _: 4 * arm_limit + 1,
         arm_limit=arm_limit,
-        rerank_pool=_rerank_pool(config, rerank_pool),
+        rerank_pool=rerank_pool,
+    )
+    rows, arms, w, k_value, reason = (
+        fusion.rows,
+        fusion.arms,
+        fusion.weights,
+        fusion.k,
+        fusion.degraded_reason,
     )
     lists: dict[str, list[str]] = {}
     ranks: dict[str, dict[str, int]] = {}
@@ -426,7 +468,8 @@ def capture_arms(
         # what near-duplicate arbitration reads: the claim and the time of each
         "docs": {r[0]: {"text": r[2], "time": r[7] or r[6]} for r in rows},
         "arms_ran": arms,
-        "fused": [(r[0], float(r[4])) for r in rows],
+        # exact scores in the shared order, as search ranks them
+        "fused": [(h.path, h.score) for h in rows_to_hits(rows, query, w, k_value, False)],
         "weights": w,
         "k": k_value,
         "degraded": reason is not None,

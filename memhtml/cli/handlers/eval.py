@@ -5,22 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memhtml.cli.main import Invocation
-from memhtml.contracts.errors import InvalidFlagError
-
-
-def _weights(raw: list[str] | None) -> dict[str, float] | None:
-    if not raw:
-        return None
-    out: dict[str, float] = {}
-    for item in raw:
-        arm, sep, value = item.partition("=")
-        try:
-            out[arm.strip()] = float(value)
-        except ValueError:
-            sep = ""
-        if not sep:
-            raise InvalidFlagError(f"--weight {item!r} is not arm=number, e.g. recency=0")
-    return out
+from memhtml.index.retrieval import parse_weights
 
 
 def discriminate(
@@ -47,7 +32,7 @@ def discriminate(
         now=now,
         mrr_floor=mrr_floor,
         report_dir=report_dir,
-        weights=_weights(weight),
+        weights=parse_weights(weight),
         mmr_lambda=mmr_lambda,
     )
     report.raise_for_failure()

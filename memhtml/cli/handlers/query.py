@@ -5,22 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memhtml.cli.main import Invocation
-from memhtml.contracts.errors import InvalidFlagError
-
-
-def _weights(raw: list[str] | None) -> dict[str, float] | None:
-    if not raw:
-        return None
-    out: dict[str, float] = {}
-    for item in raw:
-        arm, sep, value = item.partition("=")
-        try:
-            out[arm.strip()] = float(value)
-        except ValueError:
-            sep = ""
-        if not sep:
-            raise InvalidFlagError(f"--weight {item!r} is not arm=number, e.g. recency=0.8")
-    return out
+from memhtml.index.retrieval import parse_weights
 
 
 def _scope(params: dict[str, Any]) -> dict[str, Any]:
@@ -40,7 +25,7 @@ def search(inv: Invocation, query: str, **params: Any) -> dict[str, Any]:
     result = corpus.search(
         query,
         limit=params.get("limit") or 10,
-        weights=_weights(params.get("weight")),
+        weights=parse_weights(params.get("weight")),
         k=params.get("k"),
         mmr_lambda=params.get("mmr_lambda"),
         explain=bool(params.get("explain")),
