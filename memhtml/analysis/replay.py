@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.contracts.vocab import ARMS, DEFAULT_RRF_K, DEFAULT_WEIGHTS
 from memhtml.domain.mmr import mmr
-from memhtml.domain.neardup import arbitrate_scored
+from memhtml.domain.neardup import arbitrate_scored, near_map
 from memhtml.domain.rrf import rrf
 from memhtml.index.retrieval import ARM_LIMIT, POOL_FACTOR, resolve_weights
 
@@ -89,7 +89,7 @@ def fuse(
     vectors: Mapping[str, npt.ArrayLike] | None = None,
     docs: Mapping[str, tuple[str, str | None]] | None = None,
     query: str = "",
-    memo: dict[tuple[str, str], bool] | None = None,
+    near: Mapping[str, frozenset[str]] | None = None,
 ) -> list[str]:
     """One query's ranking under `config`, the way `memhtml.ops.query.search` ranks.
 
@@ -110,7 +110,7 @@ def fuse(
             {d: docs[d][1] for d, _ in scored if d in docs},
             {d: vectors[d] for d, _ in scored if d in vectors} if vectors else None,
             query=query,
-            memo=memo,
+            near=near,
         )
     if config.uses_mmr and vectors is not None:
         lam = float(config.mmr_lambda)  # type: ignore[arg-type]  # uses_mmr checked it
@@ -132,8 +132,8 @@ class ArmCapture:
     vectors: dict[str, Any] = field(default_factory=dict)
     degraded: dict[str, bool] = field(default_factory=dict)
     docs: dict[str, dict[str, tuple[str, str | None]]] = field(default_factory=dict)
-    # near-duplicate verdicts per query, reused by every configuration replayed
-    _memo: dict[str, dict[tuple[str, str], bool]] = field(default_factory=dict, repr=False)
+    # the near-duplicate relation per query, computed once for every configuration replayed
+    _near: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict, repr=False)
 
     # -- building ---------------------------------------------------------------
     def add(self, query_id: str, query: str, captured: Mapping[str, Any]) -> None:
@@ -169,6 +169,19 @@ class ArmCapture:
             return None
         return self.vectors
 
+    def _near_for(self, query_id: str) -> dict[str, frozenset[str]] | None:
+        docs = self.docs.get(query_id)
+        if not docs:
+            return None
+        if query_id not in self._near:
+            vecs = self.vectors_for(query_id)
+            self._near[query_id] = near_map(
+                list(docs),
+                {d: text for d, (text, _) in docs.items()},
+                {d: vecs[d] for d in docs if d in vecs} if vecs else None,
+            )
+        return self._near[query_id]
+
     def ranking(self, query_id: str, config: FusionConfig, limit: int) -> list[str]:
         """One query re-fused under `config`."""
         return fuse(
@@ -178,7 +191,7 @@ class ArmCapture:
             vectors=self.vectors_for(query_id),
             docs=self.docs.get(query_id) or None,
             query=self.queries[query_id],
-            memo=self._memo.setdefault(query_id, {}),
+            near=self._near_for(query_id),
         )
 
     def rankings(

@@ -138,10 +138,63 @@ def _named_score(own: frozenset[str], asked: frozenset[str]) -> int:
     return len(own & asked) - len((own & NEGATIONS) - asked)
 
 
-def _clusters(ranked: Sequence[str], linked: Callable[[str, str], bool]) -> list[list[int]]:
-    """Complete-link clusters of positions, built in rank order."""
+def near_map(
+    docs: Sequence[str],
+    texts: Mapping[str, str],
+    vectors: Mapping[str, npt.ArrayLike] | None = None,
+    *,
+    jaccard_threshold: float = JACCARD_THRESHOLD,
+    cosine_threshold: float = COSINE_THRESHOLD,
+    min_shared: int = MIN_SHARED,
+) -> dict[str, frozenset[str]]:
+    """Every doc's near-duplicates among `docs` (the relation is symmetric).
+
+    It depends on the memories, not on the query, so a caller that arbitrates
+    the same memories many times (an offline replay) computes it once.
+    """
+    import numpy as np
+
+    toks = {d: tokens(texts.get(d, "")) for d in docs}
+    bags = {d: frozenset(t) for d, t in toks.items()}
+    vecs = vectors or {}
+    with_vec = [d for d in docs if d in vecs]
+    cos_at = {d: i for i, d in enumerate(with_vec)}
+    cos: Any = None
+    if len(with_vec) > 1:  # one matrix product instead of a cosine per pair
+        m = np.stack([np.asarray(vecs[d], dtype=np.float32) for d in with_vec])
+        norms = np.linalg.norm(m, axis=1)
+        norms[norms == 0] = 1.0
+        unit = m / norms[:, None]
+        cos = np.clip(unit @ unit.T, -1.0, 1.0)
+    found: dict[str, set[str]] = {d: set() for d in docs}
+    unique = list(dict.fromkeys(docs))
+    for i, a in enumerate(unique):
+        for b in unique[i + 1 :]:
+            c = None
+            if cos is not None and a in cos_at and b in cos_at:
+                c = float(cos[cos_at[a], cos_at[b]])
+            if _near(
+                toks[a],
+                toks[b],
+                bags[a],
+                bags[b],
+                c,
+                jaccard_threshold=jaccard_threshold,
+                cosine_threshold=cosine_threshold,
+                min_shared=min_shared,
+            ):
+                found[a].add(b)
+                found[b].add(a)
+    return {d: frozenset(v) for d, v in found.items()}
+
+
+def _clusters(
+    ranked: Sequence[str], involved: Sequence[int], linked: Callable[[str, str], bool]
+) -> list[list[int]]:
+    """Complete-link clusters of the involved positions, built in rank order."""
     clusters: list[list[int]] = []
-    for i, doc in enumerate(ranked):
+    for i in involved:
+        doc = ranked[i]
         home = next((c for c in clusters if all(linked(ranked[j], doc) for j in c)), None)
         if home is None:
             clusters.append([i])
@@ -170,10 +223,7 @@ def arbitrate(
     vectors: Mapping[str, npt.ArrayLike] | None = None,
     *,
     query: str = "",
-    jaccard_threshold: float = JACCARD_THRESHOLD,
-    cosine_threshold: float = COSINE_THRESHOLD,
-    min_shared: int = MIN_SHARED,
-    memo: dict[tuple[str, str], bool] | None = None,
+    near: Mapping[str, frozenset[str]] | None = None,
 ) -> list[str]:
     """Re-order near-duplicates by the query's words, then by time.
 
@@ -183,48 +233,23 @@ def arbitrate(
     a negation it does not ask for) are ordered by how well they match. Then
     near-duplicates the query cannot tell apart are ordered newest first.
     Times compare as strings (the stored datetime grammar sorts like time); a
-    missing time counts as oldest. Equal keys keep the fused order. `memo`
-    keeps pair verdicts across calls over the same memories (they do not
-    depend on the query), which an offline replay of many configurations uses.
+    missing time counts as oldest. Equal keys keep the fused order. `near` is
+    the near-duplicate relation (`near_map`) when the caller has it.
     """
-    import numpy as np
-
+    relation = near if near is not None else near_map(ranked, texts, vectors)
+    present = frozenset(ranked)
+    involved = [i for i, d in enumerate(ranked) if relation.get(d, frozenset()) & present]
+    if not involved:
+        return list(ranked)
     asked = words(query)
-    vecs = vectors or {}
-    toks = {d: tokens(texts.get(d, "")) for d in ranked}
-    bags = {d: frozenset(t) for d, t in toks.items()}
-    near: dict[tuple[str, str], bool] = {} if memo is None else memo
-    with_vec = [d for d in ranked if d in vecs]
-    cos_at = {d: i for i, d in enumerate(with_vec)}
-    cos: Any = None
-    if len(with_vec) > 1:  # one matrix product instead of a cosine per pair
-        m = np.stack([np.asarray(vecs[d], dtype=np.float32) for d in with_vec])
-        norms = np.linalg.norm(m, axis=1)
-        norms[norms == 0] = 1.0
-        unit = m / norms[:, None]
-        cos = np.clip(unit @ unit.T, -1.0, 1.0)
+    bags = {ranked[i]: words(texts.get(ranked[i], "")) for i in involved}
 
     def close(a: str, b: str) -> bool:
-        pair = (a, b) if a < b else (b, a)
-        if pair not in near:
-            c = None
-            if cos is not None and a in cos_at and b in cos_at:
-                c = float(cos[cos_at[a], cos_at[b]])
-            near[pair] = _near(
-                toks[a],
-                toks[b],
-                bags[a],
-                bags[b],
-                c,
-                jaccard_threshold=jaccard_threshold,
-                cosine_threshold=cosine_threshold,
-                min_shared=min_shared,
-            )
-        return near[pair]
+        return b in relation.get(a, frozenset())
 
     def named(a: str, b: str) -> bool:
         # The query tells a and b apart when their own words score unequally
-        # against it: it names one's difference, or one carries a word it lacks.
+        # against it: it names one's difference, or one carries a negation it lacks.
         return _named_score(bags[a] - bags[b], asked) != _named_score(bags[b] - bags[a], asked)
 
     def by_query(doc: str, docs: list[str]) -> int:
@@ -232,11 +257,12 @@ def arbitrate(
         return _named_score(bags[doc] - shared, asked)
 
     lexical = _reorder(
-        ranked, _clusters(ranked, lambda a, b: named(a, b) and close(a, b)), by_query
+        ranked, _clusters(ranked, involved, lambda a, b: named(a, b) and close(a, b)), by_query
     )
+    moved = [i for i in range(len(lexical)) if lexical[i] in bags]
     return _reorder(
         lexical,
-        _clusters(lexical, lambda a, b: not named(a, b) and close(a, b)),
+        _clusters(lexical, moved, lambda a, b: not named(a, b) and close(a, b)),
         lambda doc, _: times.get(doc) or "",
     )
 
@@ -248,7 +274,7 @@ def arbitrate_scored(
     vectors: Mapping[str, npt.ArrayLike] | None = None,
     *,
     query: str = "",
-    memo: dict[tuple[str, str], bool] | None = None,
+    near: Mapping[str, frozenset[str]] | None = None,
 ) -> list[tuple[str, float]]:
     """`arbitrate` over (doc, score) pairs best first; scores stay with the positions.
 
@@ -256,5 +282,5 @@ def arbitrate_scored(
     stays sorted and whatever ranks by score next (MMR) sees the new order.
     Search and the offline replay both call this, so they agree exactly.
     """
-    order = arbitrate([d for d, _ in scored], texts, times, vectors, query=query, memo=memo)
+    order = arbitrate([d for d, _ in scored], texts, times, vectors, query=query, near=near)
     return [(doc, score) for doc, (_, score) in zip(order, scored, strict=True)]
