@@ -463,10 +463,18 @@ class Corpus:
     def read(
         self, path: str, *, bump: bool = True, session_id: str | None = None
     ) -> dict[str, Any]:
-        """One memory in full; counts as an access (salience) unless bump=False."""
+        """One memory in full; counts as an access (salience) unless bump=False.
+
+        `session_id` is accepted for the original's interface; linking reads to
+        transcript sessions needs the trace plane, so the answer says it was
+        not recorded (`unsupported`) rather than dropping it silently.
+        """
         from memhtml.ops.reads import read_memory
 
-        return read_memory(self, path, bump=bump)
+        data = read_memory(self, path, bump=bump)
+        if session_id:
+            data["unsupported"] = ["session_id"]
+        return data
 
     def list(self, **filters: Any) -> dict[str, Any]:
         """A page of memories by type, workspace, tag, entity or bucket."""

@@ -65,7 +65,7 @@ def apply(inv: Invocation, file: str = "-", continue_on_error: bool = False) -> 
 
 def read(inv: Invocation, path: str, session_id: str | None = None) -> dict[str, Any]:
     """Read one memory (counts as an access)."""
-    return inv.corpus().read(path)
+    return inv.corpus().read(path, session_id=session_id)
 
 
 def list_memories(inv: Invocation, **params: Any) -> dict[str, Any]:
