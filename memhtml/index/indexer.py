@@ -392,21 +392,7 @@ class Indexer:
         """`<commit>:<path>` names to (blob sha, bytes), one subprocess per batch."""
         out: dict[str, tuple[str, bytes]] = {}
         for start in range(0, len(names), CAT_BATCH):
-            batch = list(names[start : start + CAT_BATCH])
-            if not batch:
-                continue
-            raw = self.git.run("cat-file", "--batch", stdin=("\n".join(batch) + "\n").encode())
-            pos = 0
-            for name in batch:
-                nl = raw.index(b"\n", pos)
-                header = raw[pos:nl].decode("utf-8", "replace")
-                pos = nl + 1
-                parts = header.split(" ")
-                if len(parts) != 3 or parts[1] != "blob":
-                    continue
-                size = int(parts[2])
-                out[name] = (parts[0], raw[pos : pos + size])
-                pos += size + 1
+            out.update(self.git.cat_objects(names[start : start + CAT_BATCH]))
         return out
 
     # -- the write doors' fast path -------------------------------------------

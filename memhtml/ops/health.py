@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.contracts.errors import PathNotFoundError
-from memhtml.contracts.paths import is_memory_path
 from memhtml.html import parse_memory
+from memhtml.index.indexer import indexable
 
 if TYPE_CHECKING:
     from memhtml.ops.corpus import Corpus
@@ -168,7 +168,7 @@ def _tree_memory_paths(root: Path) -> list[str]:
             continue
         for f in base.rglob("*.html"):
             rel = f.relative_to(root).as_posix()
-            if f.name not in ("index.html",) and is_memory_path(rel):
+            if indexable(rel):
                 out.append(rel)
     return out
 

@@ -172,25 +172,32 @@ class Git:
                 entries.append(TreeEntry(mode, sha, path.decode("utf-8", "surrogateescape")))
         return entries
 
-    def cat_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
-        """The bytes of many blobs through one `cat-file --batch`."""
-        wanted = list(dict.fromkeys(shas))
+    def cat_objects(self, names: Iterable[str]) -> dict[str, tuple[str, bytes]]:
+        """Blobs by name (a sha or `<commit>:<path>`) -> (blob sha, bytes); one `cat-file --batch`.
+
+        Missing names and objects that are not blobs are left out.
+        """
+        wanted = list(dict.fromkeys(names))
         if not wanted:
             return {}
         out = self.run("cat-file", "--batch", stdin=("\n".join(wanted) + "\n").encode())
-        blobs: dict[str, bytes] = {}
+        found: dict[str, tuple[str, bytes]] = {}
         pos = 0
-        for sha in wanted:
+        for name in wanted:
             nl = out.index(b"\n", pos)
-            header = out[pos:nl].decode()
+            parts = out[pos:nl].decode("utf-8", "replace").split(" ")
             pos = nl + 1
-            parts = header.split(" ")
-            if len(parts) == 2 and parts[1] == "missing":
+            if len(parts) != 3:  # "<name> missing" (or ambiguous): no content follows
                 continue
             size = int(parts[2])
-            blobs[sha] = out[pos : pos + size]
+            if parts[1] == "blob":
+                found[name] = (parts[0], out[pos : pos + size])
             pos += size + 1
-        return blobs
+        return found
+
+    def cat_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
+        """The bytes of many blobs by sha, through one `cat-file --batch`."""
+        return {sha: data for sha, (_, data) in self.cat_objects(shas).items()}
 
     def show_blob(self, commit: str, path: str) -> bytes | None:
         """A file's bytes as of a commit, or None when absent."""
