@@ -379,14 +379,20 @@ class Corpus:
                 )
                 outcome.vectors = vec.to_data()
             else:
-                outcome.vectors = self._vectors_off()
+                outcome.vectors = self.vectors_off()
             return outcome
 
-    def _vectors_off(self) -> dict[str, Any]:
+    def forget_vectors(self) -> None:
+        """Drop the cached matrix (after the vector space was reset)."""
+        self._matrix = None
+        self._norms = None
+
+    def vectors_off(self) -> dict[str, Any]:
+        """The vectors report of a pass that could not embed (embedder off or unavailable)."""
         error = self.embedder_error
         return {
             "embedded": 0,
-            "pending": None,
+            "pending": self.conn.execute("SELECT count(*) FROM pending_vectors").fetchone()[0],
             "model": None,
             "error": f"{error.code}: {error.message}"
             if error

@@ -6,6 +6,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import RebuildNoEmbedRefusedError
+from memhtml.index.db import write_transaction
 from memhtml.index.embedding import (
     EmbedReport,
     check_space,
@@ -34,7 +35,7 @@ class IndexFacade:
         c = self.corpus
         embedder = c.embedder
         if embedder is None:
-            return c._vectors_off()
+            return c.vectors_off()
         if not space_matches(c.conn, embedder):
             from memhtml.index.embedding import mismatch_error
 
@@ -75,27 +76,16 @@ class IndexFacade:
             if embedder is not None and not space_matches(c.conn, embedder):
                 if not force:
                     check_space(c.conn, embedder)
-                c.conn.execute("BEGIN IMMEDIATE")
-                try:
+                with write_transaction(c.conn):
                     reset_space(c.conn, embedder, c.root)
-                    c.conn.execute("COMMIT")
-                except BaseException:
-                    c.conn.execute("ROLLBACK")
-                    raise
-                c._matrix = None
-            report = c.indexer.rebuild()
-            data = report.to_data()
+                c.forget_vectors()
+            data = c.indexer.rebuild().to_data()
             if embed is False:
-                data["vectors"] = {
-                    "embedded": 0,
-                    "pending": len(pending_chunks(c.conn, stored_space(c.conn)[0])),
-                    "model": stored_space(c.conn)[0],
-                    "error": None,
-                }
-            elif embedder is None and embed is True:
-                data["vectors"] = c._vectors_off()
+                model = stored_space(c.conn)[0]
+                pending = len(pending_chunks(c.conn, model))
+                data["vectors"] = {"embedded": 0, "pending": pending, "model": model, "error": None}
             else:
-                data["vectors"] = self._embed(None, progress) if embedder else c._vectors_off()
+                data["vectors"] = self._embed(None, progress) if embedder else c.vectors_off()
             return data
 
     def update(self, *, embed: bool = True, progress: bool | None = None) -> dict[str, Any]:
@@ -117,7 +107,7 @@ class IndexFacade:
         if embedder is None:
             if c.embedder_error is not None:
                 raise c.embedder_error
-            return {"mode": "embed", "dry_run": dry_run, **c._vectors_off()}
+            return {"mode": "embed", "dry_run": dry_run, **c.vectors_off()}
         check_space(c.conn, embedder)
         pending = len(pending_chunks(c.conn, embedder.model_id))
         if dry_run:
