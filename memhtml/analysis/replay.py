@@ -90,6 +90,7 @@ def fuse(
     docs: Mapping[str, tuple[str, str | None]] | None = None,
     query: str = "",
     near: Mapping[str, frozenset[str]] | None = None,
+    memo: dict[tuple[str, str], bool] | None = None,
 ) -> list[str]:
     """One query's ranking under `config`, the way `memhtml.ops.query.search` ranks.
 
@@ -111,6 +112,7 @@ def fuse(
             {d: vectors[d] for d, _ in scored if d in vectors} if vectors else None,
             query=query,
             near=near,
+            memo=memo,
         )
     if config.uses_mmr and vectors is not None:
         lam = float(config.mmr_lambda)  # type: ignore[arg-type]  # uses_mmr checked it
@@ -134,6 +136,7 @@ class ArmCapture:
     docs: dict[str, dict[str, tuple[str, str | None]]] = field(default_factory=dict)
     # the near-duplicate relation per query, computed once for every configuration replayed
     _near: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict, repr=False)
+    _told: dict[str, dict[tuple[str, str], bool]] = field(default_factory=dict, repr=False)
 
     # -- building ---------------------------------------------------------------
     def add(self, query_id: str, query: str, captured: Mapping[str, Any]) -> None:
@@ -192,6 +195,7 @@ class ArmCapture:
             docs=self.docs.get(query_id) or None,
             query=self.queries[query_id],
             near=self._near_for(query_id),
+            memo=self._told.setdefault(query_id, {}),
         )
 
     def rankings(

@@ -189,17 +189,28 @@ def near_map(
 
 
 def _clusters(
-    ranked: Sequence[str], involved: Sequence[int], linked: Callable[[str, str], bool]
+    ranked: Sequence[str],
+    involved: Sequence[int],
+    relation: Mapping[str, frozenset[str]],
+    linked: Callable[[str, str], bool],
 ) -> list[list[int]]:
-    """Complete-link clusters of the involved positions, built in rank order."""
+    """Complete-link clusters of the involved positions, built in rank order.
+
+    A memory can only join a cluster holding one of its near-duplicates, so
+    only those clusters are tried (first formed first).
+    """
     clusters: list[list[int]] = []
+    home_of: dict[str, int] = {}
     for i in involved:
         doc = ranked[i]
-        home = next((c for c in clusters if all(linked(ranked[j], doc) for j in c)), None)
+        tried = sorted({home_of[n] for n in relation.get(doc, frozenset()) if n in home_of})
+        home = next((c for c in tried if all(linked(ranked[j], doc) for j in clusters[c])), None)
         if home is None:
+            home_of[doc] = len(clusters)
             clusters.append([i])
         else:
-            home.append(i)
+            home_of[doc] = home
+            clusters[home].append(i)
     return [c for c in clusters if len(c) > 1]
 
 
@@ -224,6 +235,7 @@ def arbitrate(
     *,
     query: str = "",
     near: Mapping[str, frozenset[str]] | None = None,
+    memo: dict[tuple[str, str], bool] | None = None,
 ) -> list[str]:
     """Re-order near-duplicates by the query's words, then by time.
 
@@ -234,7 +246,9 @@ def arbitrate(
     near-duplicates the query cannot tell apart are ordered newest first.
     Times compare as strings (the stored datetime grammar sorts like time); a
     missing time counts as oldest. Equal keys keep the fused order. `near` is
-    the near-duplicate relation (`near_map`) when the caller has it.
+    the near-duplicate relation (`near_map`) when the caller has it; `memo`
+    keeps which pairs this query tells apart, for callers that arbitrate the
+    same query many times (an offline replay).
     """
     relation = near if near is not None else near_map(ranked, texts, vectors)
     present = frozenset(ranked)
@@ -247,22 +261,31 @@ def arbitrate(
     def close(a: str, b: str) -> bool:
         return b in relation.get(a, frozenset())
 
+    told = {} if memo is None else memo
+
     def named(a: str, b: str) -> bool:
         # The query tells a and b apart when their own words score unequally
         # against it: it names one's difference, or one carries a negation it lacks.
-        return _named_score(bags[a] - bags[b], asked) != _named_score(bags[b] - bags[a], asked)
+        key = (a, b) if a < b else (b, a)
+        if key not in told:
+            told[key] = _named_score(bags[a] - bags[b], asked) != _named_score(
+                bags[b] - bags[a], asked
+            )
+        return told[key]
 
     def by_query(doc: str, docs: list[str]) -> int:
         shared = frozenset.intersection(*(bags[d] for d in docs))
         return _named_score(bags[doc] - shared, asked)
 
     lexical = _reorder(
-        ranked, _clusters(ranked, involved, lambda a, b: named(a, b) and close(a, b)), by_query
+        ranked,
+        _clusters(ranked, involved, relation, lambda a, b: named(a, b) and close(a, b)),
+        by_query,
     )
     moved = [i for i in range(len(lexical)) if lexical[i] in bags]
     return _reorder(
         lexical,
-        _clusters(lexical, moved, lambda a, b: not named(a, b) and close(a, b)),
+        _clusters(lexical, moved, relation, lambda a, b: not named(a, b) and close(a, b)),
         lambda doc, _: times.get(doc) or "",
     )
 
@@ -275,6 +298,7 @@ def arbitrate_scored(
     *,
     query: str = "",
     near: Mapping[str, frozenset[str]] | None = None,
+    memo: dict[tuple[str, str], bool] | None = None,
 ) -> list[tuple[str, float]]:
     """`arbitrate` over (doc, score) pairs best first; scores stay with the positions.
 
@@ -282,5 +306,7 @@ def arbitrate_scored(
     stays sorted and whatever ranks by score next (MMR) sees the new order.
     Search and the offline replay both call this, so they agree exactly.
     """
-    order = arbitrate([d for d, _ in scored], texts, times, vectors, query=query, near=near)
+    order = arbitrate(
+        [d for d, _ in scored], texts, times, vectors, query=query, near=near, memo=memo
+    )
     return [(doc, score) for doc, (_, score) in zip(order, scored, strict=True)]
