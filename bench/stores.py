@@ -25,7 +25,11 @@ def cached_store(n: int, seed: int = 1) -> Path:
 
 
 def fresh_copy(n: int, dest: Path, seed: int = 1) -> Path:
-    """A private copy of the cached store (for benchmarks that write)."""
+    """A private copy of the cached store without its index (for benchmarks that write).
+
+    Other benchmarks index the cached store in place (bench_search embeds it), so
+    the copy leaves `.memhtml/` behind: whoever takes a copy starts from no index.
+    """
     src = cached_store(n, seed)
-    shutil.copytree(src, dest, symlinks=True)
+    shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns(".memhtml"))
     return dest

@@ -29,11 +29,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import numpy.typing as npt
-
-from memhtml.domain.vectors import cosine_similarity
+if TYPE_CHECKING:  # numpy loads only when vectors are compared (not on a degraded search)
+    import numpy.typing as npt
 
 JACCARD_THRESHOLD: Final = 0.6
 COSINE_THRESHOLD: Final = 0.95
@@ -112,6 +111,8 @@ def near_duplicates(
     ta, tb = tokens(a_text), tokens(b_text)
     cosine = None
     if a_vec is not None and b_vec is not None:
+        from memhtml.domain.vectors import cosine_similarity
+
         cosine = cosine_similarity(a_vec, b_vec)
     return _near(
         ta,
@@ -152,8 +153,6 @@ def near_map(
     It depends on the memories, not on the query, so a caller that arbitrates
     the same memories many times (an offline replay) computes it once.
     """
-    import numpy as np
-
     toks = {d: tokens(texts.get(d, "")) for d in docs}
     bags = {d: frozenset(t) for d, t in toks.items()}
     vecs = vectors or {}
@@ -161,6 +160,8 @@ def near_map(
     cos_at = {d: i for i, d in enumerate(with_vec)}
     cos: Any = None
     if len(with_vec) > 1:  # one matrix product instead of a cosine per pair
+        import numpy as np
+
         m = np.stack([np.asarray(vecs[d], dtype=np.float32) for d in with_vec])
         norms = np.linalg.norm(m, axis=1)
         norms[norms == 0] = 1.0

@@ -24,20 +24,20 @@ from memhtml.contracts.errors import (
     ModelUnavailableError,
     RepoRequiredError,
 )
-from memhtml.contracts.ops import ArchiveOp, CorrectOp, LinkOp, WriteOp
 from memhtml.ops.config import Clock, embedder_name, make_clock, resolve_root
 from memhtml.store.git import Git, commit_subject
 from memhtml.store.lock import RepoLock
 
+# The op models (pydantic) load on the first write: a cold read or search never pays for them.
 if TYPE_CHECKING:
     from memhtml.embed.base import Embedder
     from memhtml.embed.matrix import LoadedMatrix
     from memhtml.index.indexer import Indexer, IndexReport
     from memhtml.index.retrieval import SearchResult
+    from memhtml.ops.batch import AnyOp
     from memhtml.ops.indexing import IndexFacade
 
 log = logging.getLogger("memhtml")
-AnyOp = WriteOp | CorrectOp | ArchiveOp | LinkOp
 _OP_VERB = {"write": "write", "correct": "correct", "archive": "archive", "link": "link"}
 
 
@@ -91,6 +91,8 @@ def _op_name(op: AnyOp) -> str:
 
 
 def _commit_message(ops: Sequence[AnyOp], results: Sequence[dict[str, Any]]) -> str:
+    from memhtml.contracts.ops import ArchiveOp, CorrectOp, WriteOp
+
     done = [(op, r) for op, r in zip(ops, results, strict=True) if r["ok"] and r.get("changed")]
     if len(done) == 1:
         op, r = done[0]
@@ -400,6 +402,8 @@ class Corpus:
         }
 
     def _plan(self, planner: Any, op: AnyOp) -> dict[str, Any]:
+        from memhtml.contracts.ops import ArchiveOp, CorrectOp, WriteOp
+
         if isinstance(op, WriteOp):
             return dict(planner.write(op))
         if isinstance(op, CorrectOp):
@@ -451,10 +455,14 @@ class Corpus:
 
     def archive(self, path: str, reason: str | None = None) -> dict[str, Any]:
         """Move a memory into archive/<YYYY>/<path> (git mv, never a delete)."""
+        from memhtml.contracts.ops import ArchiveOp
+
         return self._single(ArchiveOp(op="archive", path=path, reason=reason))
 
     def link(self, src: str, rel: str, dst: str) -> dict[str, Any]:
         """Add an authored link SRC -rel-> DST (idempotent)."""
+        from memhtml.contracts.ops import LinkOp
+
         return self._single(LinkOp(op="link", src=src, rel=rel, dst=dst))
 
     def apply(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -225,3 +226,19 @@ def test_help_does_not_import_heavy_modules() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_degraded_search_and_read_stay_light(seeded: dict[str, str]) -> None:
+    """A cold `search` without an embedder, and a `list`, load neither numpy nor the op models."""
+    code = (
+        "import sys, io, json; from memhtml.cli.main import run; buf = io.StringIO();"
+        "run(['search', 'deploy', '--dense'], stdout=buf);"
+        "run(['list', '--dense'], stdout=buf);"
+        "print(json.dumps([m for m in ('numpy', 'onnxruntime', 'polars', 'duckdb',"
+        " 'memhtml.contracts.ops', 'pydantic.main') if m in sys.modules]))"
+    )
+    env = {**os.environ, "MEMHTML_ROOT": seeded["repo"], "MEMHTML_EMBED": "off"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
