@@ -12,12 +12,11 @@ import re
 from typing import Final
 
 from lxml import etree
-from lxml import html as lxml_html
 
 from memhtml.contracts.vocab import MAX_MEMORY_BYTES
 from memhtml.html.document import Issue, MemoryDocument
 from memhtml.html.extract import ArticleFields, read_article
-from memhtml.html.hashing import hash_text
+from memhtml.html.hashing import hash_text, html_parser
 from memhtml.html.validate import (
     HeadFields,
     Issues,
@@ -115,12 +114,14 @@ def _decode(data: bytes | str, max_bytes: int, issues: Issues) -> str | None:
 
 
 def _parse_tree(text: str, issues: Issues) -> etree._Element:
-    parser = lxml_html.HTMLParser(encoding="utf-8", no_network=True, remove_comments=False)
+    parser = html_parser(remove_comments=False)
     try:
-        root = lxml_html.document_fromstring(text.encode("utf-8", "replace"), parser=parser)
+        root = etree.fromstring(text.encode("utf-8", "replace"), parser=parser)
     except (etree.LxmlError, ValueError):
+        root = None
+    if root is None:
         issues.violation("not-html", "no HTML document could be parsed")
-        return lxml_html.Element("html")
+        return etree.Element("html")
     for entry in parser.error_log:
         if entry.level_name == "FATAL" and "depth" in entry.message.lower():
             issues.violation("too-deep", "elements are nested too deeply; the parse stopped early")
