@@ -85,11 +85,18 @@ def _near(
     cosine_threshold: float,
     min_shared: int,
 ) -> bool:
-    if one_span_apart(ta, tb, min_shared):
+    if cosine is not None and cosine >= cosine_threshold:
         return True
-    if len(wa & wb) >= min_shared and jaccard(wa, wb) >= jaccard_threshold:
+    # Exact shortcuts, since a search asks this of every pair in its pool: the
+    # kept prefix + suffix is at most the shorter length, and a Jaccard index
+    # is at most the ratio of the two set sizes.
+    la, lb = len(ta), len(tb)
+    if 2 * min(la, lb) >= max(la, lb) and one_span_apart(ta, tb, min_shared):
         return True
-    return cosine is not None and cosine >= cosine_threshold
+    sa, sb = len(wa), len(wb)
+    if jaccard_threshold > 0 and min(sa, sb) < jaccard_threshold * max(sa, sb):
+        return False
+    return len(wa & wb) >= min_shared and jaccard(wa, wb) >= jaccard_threshold
 
 
 def near_duplicates(

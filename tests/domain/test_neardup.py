@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memhtml.domain.neardup import arbitrate, jaccard, near_duplicates, words
+from memhtml.domain.neardup import arbitrate, jaccard, near_duplicates, one_span_apart, words
 
 
 def test_near_duplicate_rules() -> None:
@@ -99,3 +99,28 @@ def test_one_span_apart() -> None:
     )
     assert not one_span_apart(tokens("Ana likes tea."), tokens("Bob hates coffee."))
     assert not one_span_apart(tokens("a b c d e f g h"), tokens("a x x x x x x h"))
+
+
+@given(
+    st.lists(st.sampled_from(["a", "b", "c", "d", "e", "not", "1", "2"]), max_size=9),
+    st.lists(st.sampled_from(["a", "b", "c", "d", "e", "not", "1", "2"]), max_size=9),
+    st.one_of(st.none(), st.floats(min_value=-1, max_value=1)),
+    st.floats(min_value=0, max_value=1),
+    st.integers(min_value=0, max_value=4),
+)
+def test_near_shortcuts_change_nothing(
+    a: list[str], b: list[str], cosine: float | None, jt: float, min_shared: int
+) -> None:
+    """The pair test with its shortcuts equals the plain definition."""
+    from memhtml.domain.neardup import _near
+
+    wa, wb = frozenset(a), frozenset(b)
+    plain = (
+        one_span_apart(a, b, min_shared)
+        or (len(wa & wb) >= min_shared and jaccard(wa, wb) >= jt)
+        or (cosine is not None and cosine >= 0.95)
+    )
+    got = _near(
+        a, b, wa, wb, cosine, jaccard_threshold=jt, cosine_threshold=0.95, min_shared=min_shared
+    )
+    assert got == plain
