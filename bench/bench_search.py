@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -24,7 +25,7 @@ from typing import Any
 
 import memhtml
 from bench.common import summary, write_result
-from bench.stores import cached_store
+from bench.stores import CACHE, fresh_copy
 from bench.synth import SERVICES, THINGS, VERBS
 
 
@@ -34,13 +35,20 @@ def queries(n: int, seed: int = 5) -> list[str]:
 
 
 def indexed(n: int, embedder: str) -> Path:
-    """The cached store, indexed (and embedded) for `embedder`; reused across runs."""
-    root = cached_store(n)
-    marker = root / ".memhtml" / f"bench-indexed-{embedder}"
+    """A copy of the cached store indexed (and embedded) for `embedder`; reused across runs.
+
+    One copy per embedder: an index holds one vector space, and searching the
+    fake embedder's index with the local model would only measure degraded mode.
+    """
+    root = CACHE / f"indexed-{n}-{embedder}"
+    marker = root / ".memhtml" / "bench-indexed"
     if not marker.exists():
+        if root.exists():
+            shutil.rmtree(root)
+        fresh_copy(n, root)
         with memhtml.open(root, embedder=embedder) as c:
             c.index.rebuild(embed=True, force=True)
-        marker.write_text("ok\n")
+        marker.write_text(embedder + "\n")
     return root
 
 
@@ -85,11 +93,13 @@ def measure(n: int, embedder: str, n_queries: int, n_cold: int) -> dict[str, Any
         for q in qs[:5]:  # warm: model loaded, matrix mapped, pages cached
             c.search(q)
         fused, fts, scan, embed_q = [], [], [], []
+        degraded = 0
         matrix = c.vector_matrix()
         for q in qs:
             t = time.perf_counter()
-            c.search(q)
+            result = c.search(q)
             fused.append((time.perf_counter() - t) * 1000)
+            degraded += int(result.degraded)
             t = time.perf_counter()
             bare_fts(c, q)
             fts.append((time.perf_counter() - t) * 1000)
@@ -102,9 +112,10 @@ def measure(n: int, embedder: str, n_queries: int, n_cold: int) -> dict[str, Any
                 scan.append((time.perf_counter() - t) * 1000)
     cold = cold_cli(root, embedder, qs[:n_cold])
     cold_off = cold_cli(root, "off", qs[:n_cold])
-    row = {
+    row: dict[str, Any] = {
         "memories": n,
         "embedder": embedder,
+        "degraded_searches": degraded,
         "warm_search": summary(fused),
         "bare_fts5": summary(fts),
         "bare_numpy_scan": summary(scan),
