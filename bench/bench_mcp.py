@@ -28,7 +28,7 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-RESULTS = Path(__file__).parent / "results" / "mcp.json"
+RESULTS_DIR = Path(__file__).parent / "results"
 SEED = 20240612
 TARGET_P50_MS = 30.0
 
@@ -152,7 +152,7 @@ def queries(n: int, seed: int = SEED + 1) -> list[str]:
     return [rng.choice(shapes)() for _ in range(n)]
 
 
-def build_store(root: Path, size: int, batch: int) -> dict[str, Any]:
+def build_store(root: Path, size: int, batch: int, embedder: str) -> dict[str, Any]:
     """Init a repo at `root` and write `size` memories in batches; timings per batch."""
     import memhtml
     from memhtml.store.layout import init_repo
@@ -160,7 +160,7 @@ def build_store(root: Path, size: int, batch: int) -> dict[str, Any]:
     init_repo(root)
     ops = synthetic_ops(size)
     batch_s: list[float] = []
-    with memhtml.open(str(root), embedder="fake") as corpus:
+    with memhtml.open(str(root), embedder=embedder) as corpus:
         for start in range(0, size, batch):
             t0 = time.perf_counter()
             outcome = corpus.apply(ops[start : start + batch])
@@ -209,12 +209,12 @@ def _children_cpu_s() -> float | None:
     return total
 
 
-async def time_searches(root: Path, n: int, warmup: int) -> dict[str, Any]:
+async def time_searches(root: Path, n: int, warmup: int, embedder: str) -> dict[str, Any]:
     """Spawn memhtml-mcp, warm it, time `n` memory_search round trips."""
     server = StdioServerParameters(
         command=str(Path(sys.executable).with_name("memhtml-mcp")),
         args=["--repo", str(root)],
-        env={"MEMHTML_EMBED": "fake", "MEMHTML_LOG": "WARNING"},
+        env={"MEMHTML_EMBED": embedder, "MEMHTML_LOG": "WARNING"},
     )
     qs = queries(n + warmup)
     t_spawn = time.perf_counter()
@@ -275,12 +275,12 @@ async def time_searches(root: Path, n: int, warmup: int) -> dict[str, Any]:
     }
 
 
-def time_in_process(root: Path, n: int, warmup: int) -> dict[str, Any]:
+def time_in_process(root: Path, n: int, warmup: int, embedder: str) -> dict[str, Any]:
     """The same searches through Corpus.search in this process: the server-side share."""
     import memhtml
 
     qs = queries(n + warmup)
-    with memhtml.open(str(root), embedder="fake") as corpus:
+    with memhtml.open(str(root), embedder=embedder) as corpus:
         for q in qs[:warmup]:
             corpus.search(q)
         latencies = []
@@ -304,8 +304,15 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--store", type=Path, help="build (or reuse) the store here")
+    parser.add_argument(
+        "--embedder",
+        default="fake",
+        choices=["fake", "local"],
+        help="local: reuse a store embedded with it (bench_search's indexed-10000-local)",
+    )
     args = parser.parse_args()
-    os.environ["MEMHTML_EMBED"] = "fake"
+    embedder = args.embedder
+    os.environ["MEMHTML_EMBED"] = embedder
     loadavg = list(os.getloadavg())
     with tempfile.TemporaryDirectory(prefix="memhtml-bench-mcp-") as tmp:
         root = args.store or Path(tmp) / "memory"
@@ -313,7 +320,7 @@ def main() -> None:
             print(f"reusing the store at {root}", file=sys.stderr)
             import memhtml
 
-            with memhtml.open(str(root), embedder="fake") as corpus:
+            with memhtml.open(str(root), embedder=embedder) as corpus:
                 status = corpus.index.status()
             store: dict[str, Any] = {
                 "reused": str(root),
@@ -323,11 +330,12 @@ def main() -> None:
             }
         else:
             print(f"building {args.size} memories at {root}", file=sys.stderr)
-            store = build_store(root, args.size, args.batch)
-        search = anyio.run(time_searches, root, args.queries, args.warmup)
-        in_process = time_in_process(root, args.queries, args.warmup)
+            store = build_store(root, args.size, args.batch, embedder)
+        search = anyio.run(time_searches, root, args.queries, args.warmup, embedder)
+        in_process = time_in_process(root, args.queries, args.warmup, embedder)
     result = {
         "benchmark": "memory_search round trip over stdio (SDK client -> memhtml-mcp)",
+        "embedder": embedder,
         "store": store,
         "search": search,
         "corpus_search_in_process": in_process,
@@ -338,8 +346,9 @@ def main() -> None:
             "loadavg_at_start": loadavg,
         },
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    out = RESULTS_DIR / ("mcp.json" if embedder == "fake" else f"mcp-{embedder}.json")
+    out.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     s = search
     print(f"store: {store}")
     print(
@@ -354,7 +363,7 @@ def main() -> None:
         f" (CPU p50 {in_process['cpu_p50_ms']} ms), p95 {in_process['p95_ms']} ms;"
         f" load average at start {loadavg[0]:.1f} on {os.cpu_count()} CPUs"
     )
-    print(f"wrote {RESULTS}")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":
