@@ -213,6 +213,43 @@ class Indexer:
         report.projected += 1
         report.touched.append(path)
 
+    def _store_fresh(
+        self,
+        fresh: Sequence[tuple[str, bytes, MemoryDocument | None]],
+        report: IndexReport,
+        now: str,
+    ) -> None:
+        """Index paths the index has never held, all rows of a table in one executemany.
+
+        A batch of new memories is what the write doors mostly commit. Should one
+        of them collide with an active memory's content (a constraint error), the
+        batch is rolled back and each path takes the one-at-a-time route, which
+        arbitrates duplicates exactly as a rebuild does.
+        """
+        projected: list[tuple[str, bytes, MemoryDocument | None, Projection]] = []
+        for path, data, doc in fresh:
+            parsed = _project_bytes(path, data, blob_sha(data), doc)
+            if parsed.proj is None:
+                self._store(path, data, blob_sha(data), report, now, doc=doc)
+            else:
+                projected.append((path, data, doc, parsed.proj))
+        if not projected:
+            return
+        self.conn.execute("SAVEPOINT project_fresh")
+        try:
+            writer.bulk_insert(self.conn, [proj for *_, proj in projected], now)
+        except sqlite3.IntegrityError:
+            self.conn.execute("ROLLBACK TO project_fresh")
+            self.conn.execute("RELEASE project_fresh")
+            for path, data, doc, _ in projected:
+                self._store(path, data, blob_sha(data), report, now, doc=doc)
+            return
+        self.conn.execute("RELEASE project_fresh")
+        paths = [path for path, *_ in projected]
+        writer.clear_skip(self.conn, paths)
+        report.projected += len(paths)
+        report.touched.extend(paths)
+
     # -- rebuild -------------------------------------------------------------
     def rebuild(self) -> IndexReport:
         """Empty the plane and project every memory at HEAD plus the working tree's edits."""
@@ -414,6 +451,7 @@ class Indexer:
         report = IndexReport("update", head_sha=new_head, previous_head=parent)
         now = self.clock()
         conn = self.conn
+        fresh: list[tuple[str, bytes, MemoryDocument | None]] = []
         with write_transaction(conn):
             for path, data, moved_from in sorted(changes, key=lambda c: c[1] is not None):
                 if moved_from is not None and indexable(moved_from):
@@ -427,9 +465,13 @@ class Indexer:
                 if data is None:
                     self._delete(path)
                     report.deleted += 1
+                    continue
+                doc = parsed.get(data) if parsed else None
+                if moved_from is None and writer.previous_hash(conn, path) is None:
+                    fresh.append((path, data, doc))  # a new path: no rows of its own to replace
                 else:
-                    doc = parsed.get(data) if parsed else None
                     self._store(path, data, blob_sha(data), report, now, doc=doc)
+            self._store_fresh(fresh, report, now)
             self._retry_duplicates(report, now)
             writer.drop_orphan_embeddings(conn, self._take_left_hashes())
             conn.execute(

@@ -175,3 +175,30 @@ def test_incremental_equals_rebuild_after_mixed_operations(corpus: Any, repo: Pa
     incremental = snapshot(corpus.conn)
     corpus.close()
     assert incremental == fresh_rebuild_snapshot(repo)
+
+
+def test_fresh_paths_with_one_content_fall_back_to_duplicate_arbitration(
+    corpus: Any, repo: Path
+) -> None:
+    """Two new paths with the same article in one commit: the batched insert collides,
+    and the one-at-a-time route indexes the smaller path and reports the other."""
+    from memhtml.html import parse_memory
+
+    first = corpus.write(title="Twin", type="semantic", claim="Twins share one article.")
+    data = (repo / first["path"]).read_bytes()
+    corpus.archive(first["path"])
+    parent = corpus.git.head()
+    for name in ("b-twin.html", "a-twin.html"):
+        (repo / "areas" / name).write_bytes(data)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "twins")
+    head = corpus.git.head()
+    changes = [(f"areas/{n}", data, None) for n in ("b-twin.html", "a-twin.html")]
+    report = corpus.indexer.apply_commit(parent, head, changes, {data: parse_memory(data)})
+    assert report.touched[-1] == "areas/a-twin.html"
+    indexed = corpus.conn.execute("SELECT path FROM files WHERE path LIKE 'areas/%twin.html'")
+    assert [r[0] for r in indexed] == ["areas/a-twin.html"]
+    assert report.skipped == [
+        {"path": "areas/b-twin.html", "reason": "duplicate content of areas/a-twin.html"}
+    ]
+    assert snapshot(corpus.conn) == fresh_rebuild_snapshot(repo)
