@@ -313,6 +313,7 @@ def main() -> None:
     args = parser.parse_args()
     embedder = args.embedder
     os.environ["MEMHTML_EMBED"] = embedder
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as memhtml-mcp sets it for itself
     loadavg = list(os.getloadavg())
     with tempfile.TemporaryDirectory(prefix="memhtml-bench-mcp-") as tmp:
         root = args.store or Path(tmp) / "memory"

@@ -15,6 +15,10 @@ from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
+# The thread setting the CLI and the MCP server use (memhtml.ops.config), so an
+# in-process figure means what a user of either sees. numpy is not loaded yet.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 
 def percentile(values: list[float], p: float) -> float:
     """The p-th percentile (nearest rank) of `values`."""

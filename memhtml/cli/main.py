@@ -187,6 +187,9 @@ def run(argv: Sequence[str], stdout: TextIO | None = None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     """Console-script entry point."""
+    from memhtml.ops.config import prefer_single_threaded_blas
+
+    prefer_single_threaded_blas()
     _configure_logging()
     sys.exit(run(sys.argv[1:] if argv is None else argv))
 

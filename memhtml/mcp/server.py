@@ -294,6 +294,9 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     )
     parser.add_argument("--version", action="version", version=f"memhtml-mcp {__version__}")
     args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
+    from memhtml.ops.config import prefer_single_threaded_blas
+
+    prefer_single_threaded_blas()
     configure_logging()
     serve_stdio(args.repo)
     sys.exit(0)
