@@ -159,6 +159,14 @@ class Indexer:
             if p is not None and indexable(p)
         }
 
+    def _move(self, old: str, new: str) -> bool:
+        """Rename a file's rows; whatever the index held at `new` is replaced, so its
+        content hash may leave (its vectors are dropped when no chunk keeps them)."""
+        replaced = writer.previous_hash(self.conn, new)
+        if replaced is not None:
+            self._left_hashes.add(replaced)
+        return writer.move(self.conn, old, new)
+
     def _delete(self, path: str) -> None:
         old = writer.previous_hash(self.conn, path)
         if old is not None:
@@ -373,7 +381,7 @@ class Indexer:
             for d in sorted(diff, key=lambda d: d.status not in ("D", "R")):
                 if d.status == "R" and d.old_path is not None:
                     if indexable(d.old_path) and indexable(d.path):
-                        if writer.move(conn, d.old_path, d.path):
+                        if self._move(d.old_path, d.path):
                             report.moved += 1
                     elif indexable(d.old_path):
                         self._delete(d.old_path)
@@ -455,7 +463,7 @@ class Indexer:
         with write_transaction(conn):
             for path, data, moved_from in sorted(changes, key=lambda c: c[1] is not None):
                 if moved_from is not None and indexable(moved_from):
-                    if writer.move(conn, moved_from, path):
+                    if self._move(moved_from, path):
                         report.moved += 1
                     writer.clear_skip(conn, [moved_from])
                     conn.execute("DELETE FROM worktree_overlay WHERE path = ?", (moved_from,))

@@ -202,3 +202,22 @@ def test_fresh_paths_with_one_content_fall_back_to_duplicate_arbitration(
         {"path": "areas/b-twin.html", "reason": "duplicate content of areas/a-twin.html"}
     ]
     assert snapshot(corpus.conn) == fresh_rebuild_snapshot(repo)
+
+
+def test_committing_an_indexed_uncommitted_move_with_an_edit_drops_the_old_vectors(
+    corpus: Any, repo: Path
+) -> None:
+    """Found by the stateful test: a `git mv` indexed from the worktree, then committed
+    together with an edit. The commit's rename replaces the row the overlay had put at
+    the new path; that row's vectors must leave with it, as a rebuild would have them."""
+    path = corpus.write(title="alpha 1", type="semantic", claim="The alpha fact 1.")["path"]
+    (repo / "resources" / "moved").mkdir(parents=True, exist_ok=True)
+    git(repo, "mv", path, "resources/moved/m2.html")
+    corpus.index.update()
+    target = repo / "resources" / "moved" / "m2.html"
+    target.write_text(target.read_text().replace("</mark>", " edited</mark>", 1))
+    git(repo, "commit", "-qam", "hand edit")
+    corpus.index.update()
+    incremental = snapshot(corpus.conn)
+    assert len(incremental["vectors"]) == 1
+    assert incremental == fresh_rebuild_snapshot(repo)
