@@ -134,7 +134,7 @@ class IndexMachine(RuleBasedStateMachine):
 
 
 IndexMachine.TestCase.settings = settings(
-    max_examples=int(os.environ.get("MEMHTML_STATEFUL_EXAMPLES", "12")),
+    max_examples=int(os.environ.get("MEMHTML_STATEFUL_EXAMPLES", "30")),
     stateful_step_count=10,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
