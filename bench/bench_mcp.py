@@ -28,6 +28,8 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from memhtml.ops.config import prefer_single_threaded_blas
+
 RESULTS_DIR = Path(__file__).parent / "results"
 SEED = 20240612
 TARGET_P50_MS = 30.0
@@ -313,7 +315,7 @@ def main() -> None:
     args = parser.parse_args()
     embedder = args.embedder
     os.environ["MEMHTML_EMBED"] = embedder
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as memhtml-mcp sets it for itself
+    prefer_single_threaded_blas()  # as memhtml-mcp does for itself
     loadavg = list(os.getloadavg())
     with tempfile.TemporaryDirectory(prefix="memhtml-bench-mcp-") as tmp:
         root = args.store or Path(tmp) / "memory"

@@ -13,11 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memhtml.ops.config import prefer_single_threaded_blas
+
 RESULTS = Path(__file__).resolve().parent / "results"
 
-# The thread setting the CLI and the MCP server use (memhtml.ops.config), so an
-# in-process figure means what a user of either sees. numpy is not loaded yet.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# The thread setting the CLI and the MCP server use, so an in-process figure
+# means what a user of either sees. numpy is not loaded yet.
+prefer_single_threaded_blas()
 
 
 def percentile(values: list[float], p: float) -> float:

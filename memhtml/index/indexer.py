@@ -159,18 +159,20 @@ class Indexer:
             if p is not None and indexable(p)
         }
 
-    def _move(self, old: str, new: str) -> bool:
-        """Rename a file's rows; whatever the index held at `new` is replaced, so its
-        content hash may leave (its vectors are dropped when no chunk keeps them)."""
-        replaced = writer.previous_hash(self.conn, new)
-        if replaced is not None:
-            self._left_hashes.add(replaced)
-        return writer.move(self.conn, old, new)
-
-    def _delete(self, path: str) -> None:
+    def _vacate(self, path: str) -> None:
+        """The rows at `path` are about to be replaced or removed: their content hash
+        may leave (its vectors are dropped at the end when no chunk keeps them)."""
         old = writer.previous_hash(self.conn, path)
         if old is not None:
             self._left_hashes.add(old)
+
+    def _move(self, old: str, new: str) -> bool:
+        """Rename a file's rows, replacing whatever the index held at `new`."""
+        self._vacate(new)
+        return writer.move(self.conn, old, new)
+
+    def _delete(self, path: str) -> None:
+        self._vacate(path)
         writer.delete(self.conn, path)
 
     def _store(
@@ -183,9 +185,7 @@ class Indexer:
         *,
         doc: MemoryDocument | None = None,
     ) -> None:
-        old = writer.previous_hash(self.conn, path)
-        if old is not None:
-            self._left_hashes.add(old)
+        self._vacate(path)
         parsed = _project_bytes(path, data, sha, doc)
         if parsed.proj is None:
             self._delete(path)
