@@ -151,13 +151,83 @@ class Indexer:
                 out[path] = None
         return out
 
-    def _dirty_paths(self) -> set[str]:
+    def dirty_paths(self, *, read_only: bool = False) -> set[str]:
+        """Indexable paths the working tree has uncommitted (staged, unstaged, untracked)."""
         return {
             p
-            for entry in self.git.status(PREFIXES)
+            for entry in self.git.status(PREFIXES, read_only=read_only)
             for p in (entry.path, entry.old_path)
             if p is not None and indexable(p)
         }
+
+    def overlay(self) -> dict[str, str | None]:
+        """Paths indexed from the working tree -> blob id of the bytes read (None: absent)."""
+        return {
+            str(path): sha
+            for path, sha in self.conn.execute("SELECT path, blob_sha FROM worktree_overlay")
+        }
+
+    def worktree_drift(self, dirty: set[str] | None = None) -> list[str]:
+        """Paths whose working-tree bytes differ from what the index holds for them.
+
+        The index holds HEAD's content for a clean path and the overlay's
+        recorded bytes for a path it read from the working tree; a dirty path
+        the overlay does not know, or an overlay path whose bytes changed
+        (edited again, reverted, repaired, deleted, restored), has drifted.
+        Empty means the index equals a rebuild of HEAD plus the working tree now
+        (given that the watermark is HEAD).
+        """
+        dirty = self.dirty_paths(read_only=True) if dirty is None else dirty
+        overlay = self.overlay()
+        drift: list[str] = []
+        for path in sorted(dirty | overlay.keys()):
+            if path not in overlay:
+                drift.append(path)
+                continue
+            data = self._read_worktree([path]).get(path)
+            if (None if data is None else blob_sha(data)) != overlay[path]:
+                drift.append(path)
+        return drift
+
+    def _record_overlay(self, contents: Mapping[str, bytes | None], dirty: set[str]) -> None:
+        """Replace the overlay: every dirty path with the blob id of the bytes just indexed."""
+        self.conn.execute("DELETE FROM worktree_overlay")
+        self.conn.executemany(
+            "INSERT INTO worktree_overlay (path, blob_sha) VALUES (?, ?)",
+            [
+                (p, None if contents.get(p) is None else blob_sha(contents[p] or b""))
+                for p in sorted(dirty)
+            ],
+        )
+
+    def _retire(self, paths: Iterable[str]) -> None:
+        """Remember paths a memory held and left: never handed to another memory."""
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO retired_paths (path) VALUES (?)",
+            [(p,) for p in paths if indexable(p)],
+        )
+
+    def _retired_from_history(self, head: str, since: str | None = None) -> list[str]:
+        """Every memory path HEAD's history (after `since`) deleted or moved away.
+
+        One `git log`; without rename detection a move is a deletion of its
+        source, which is exactly the path that was given up.
+        """
+        revs = [head] if since is None else [f"{since}..{head}"]
+        out = self.git.run(
+            "log",
+            "--no-renames",
+            "--diff-filter=D",
+            "--name-only",
+            "-z",
+            "--format=",
+            *revs,
+            "--",
+            *PREFIXES,
+        )
+        return sorted(
+            {p.decode("utf-8", "surrogateescape") for p in out.split(b"\x00") if p.strip()}
+        )
 
     def _vacate(self, path: str) -> None:
         """The rows at `path` are about to be replaced or removed: their content hash
@@ -266,8 +336,9 @@ class Indexer:
         head = self.git.head()
         report.head_sha = head
         entries = [e for e in self.git.ls_tree(head, PREFIXES) if indexable(e.path)] if head else []
-        dirty = self._dirty_paths() if head else set()
+        dirty = self.dirty_paths() if head else set()
         overlay = self._read_worktree(dirty)
+        retired = self._retired_from_history(head) if head else []
         now = self.clock()
         conn = self.conn
         projections: list[Projection] = []
@@ -343,9 +414,9 @@ class Indexer:
                 conn.execute(sql)
             for path, sha, reason in skips:
                 writer.record_skip(conn, path, sha, reason)
-            conn.executemany(
-                "INSERT INTO worktree_overlay (path) VALUES (?)", [(p,) for p in sorted(dirty)]
-            )
+            self._record_overlay(overlay, dirty)
+            conn.execute("DELETE FROM retired_paths")
+            self._retire(retired)
             writer.drop_orphan_embeddings(conn)
             conn.execute(
                 "UPDATE index_state SET head_sha = ?, rebuilt_at = ?, updated_at = ?,"
@@ -374,11 +445,20 @@ class Indexer:
         diff = self.git.diff(watermark, head, PREFIXES) if head and head != watermark else []
         names = [f"{head}:{d.path}" for d in diff if d.status != "D" and indexable(d.path)]
         blobs = self._cat_by_name(names)
-        previous_overlay = {r[0] for r in conn.execute("SELECT path FROM worktree_overlay")}
-        dirty = self._dirty_paths() if include_worktree else set()
+        retired = (
+            self._retired_from_history(head, watermark) if head and head != watermark else []
+        )
+        previous_overlay = set(self.overlay())
+        dirty = self.dirty_paths() if include_worktree else set()
         with write_transaction(conn):
             # Removals first, so content that moved is never a duplicate of its old self.
             for d in sorted(diff, key=lambda d: d.status not in ("D", "R")):
+                # Committed content replaces whatever the overlay read for these paths;
+                # the working-tree pass (now or at the next read) re-reads them if dirty.
+                conn.executemany(
+                    "DELETE FROM worktree_overlay WHERE path = ?",
+                    [(p,) for p in (d.path, d.old_path) if p is not None],
+                )
                 if d.status == "R" and d.old_path is not None:
                     if indexable(d.old_path) and indexable(d.path):
                         if self._move(d.old_path, d.path):
@@ -407,10 +487,8 @@ class Indexer:
                         self._delete(path)
                     else:
                         self._store(path, content, blob_sha(content), report, now)
-                conn.execute("DELETE FROM worktree_overlay")
-                conn.executemany(
-                    "INSERT INTO worktree_overlay (path) VALUES (?)", [(p,) for p in sorted(dirty)]
-                )
+                self._record_overlay(current, dirty)
+            self._retire(retired)
             self._retry_duplicates(report, now)
             writer.drop_orphan_embeddings(conn, self._take_left_hashes())
             conn.execute(
@@ -463,6 +541,7 @@ class Indexer:
         with write_transaction(conn):
             for path, data, moved_from in sorted(changes, key=lambda c: c[1] is not None):
                 if moved_from is not None and indexable(moved_from):
+                    self._retire([moved_from])
                     if self._move(moved_from, path):
                         report.moved += 1
                     writer.clear_skip(conn, [moved_from])
@@ -471,6 +550,7 @@ class Indexer:
                     continue
                 conn.execute("DELETE FROM worktree_overlay WHERE path = ?", (path,))
                 if data is None:
+                    self._retire([path])
                     self._delete(path)
                     report.deleted += 1
                     continue

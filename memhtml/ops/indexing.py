@@ -133,11 +133,17 @@ class IndexFacade:
         model, dim, epoch = stored_space(conn)
         configured = c.embedder
         have, total = coverage(conn, exact=True)
+        drift = c.indexer.worktree_drift()
         return {
             "mode": "status",
             "head_sha": head,
             "watermark": state.get("head_sha"),
-            "index_fresh": state.get("head_sha") == head and not state.get("rebuilding"),
+            # Exact: the index equals a rebuild of HEAD plus the working tree as it is now.
+            "index_fresh": state.get("head_sha") == head
+            and not state.get("rebuilding")
+            and not drift,
+            "worktree_drift": drift[:50],
+            "worktree_drift_count": len(drift),
             "rebuilding": bool(state.get("rebuilding")),
             "rebuilt_at": state.get("rebuilt_at"),
             "updated_at": state.get("updated_at"),

@@ -230,9 +230,15 @@ class Git:
                 i += 2
         return entries
 
-    def status(self, prefixes: Sequence[str] = ()) -> list[StatusEntry]:
-        """Uncommitted changes (staged or not) and untracked files, porcelain v2."""
+    def status(self, prefixes: Sequence[str] = (), *, read_only: bool = False) -> list[StatusEntry]:
+        """Uncommitted changes (staged or not) and untracked files, porcelain v2.
+
+        `read_only` (for readers that do not hold the repository lock) keeps git
+        from refreshing its index file, so a reader never takes `.git/index.lock`
+        from under a writer.
+        """
         out = self.run(
+            *(("--no-optional-locks",) if read_only else ()),
             "status",
             "--porcelain=v2",
             "-z",

@@ -22,7 +22,8 @@ SNAPSHOT_TABLES = {
     "edges": "SELECT src_path, dst_path, rel, edge_class, derived, provenance FROM edges"
     " ORDER BY 1, 2, 3",
     "skipped": "SELECT path, reason FROM skipped_files ORDER BY 1",
-    "overlay": "SELECT path FROM worktree_overlay ORDER BY 1",
+    "overlay": "SELECT path, blob_sha FROM worktree_overlay ORDER BY 1",
+    "retired": "SELECT path FROM retired_paths ORDER BY 1",
     "vectors": "SELECT chunk_id FROM embeddings ORDER BY 1",
 }
 

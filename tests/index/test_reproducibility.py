@@ -1,9 +1,11 @@
-"""Stateful property: whatever happened, the incremental index equals a fresh rebuild.
+"""Stateful property: whatever happened, the index a read sees equals a fresh rebuild.
 
-Random sequences of write doors, hand edits (committed or not), `git mv` and
-deletions, with index updates at random points. At the end, the row set the
-index reached incrementally must equal the one a rebuild at the same HEAD and
-working tree produces (indexing timestamps excluded).
+Random sequences of write doors, hand edits (committed or not, reverted,
+made unparseable and repaired), `git mv`, deletions and restores, with index
+updates and reads at random points. At the end a read (no explicit update)
+must report the index fresh, and the row set it reached incrementally must
+equal the one a rebuild at the same HEAD and working tree produces (indexing
+timestamps excluded).
 """
 
 from __future__ import annotations
@@ -117,15 +119,53 @@ class IndexMachine(RuleBasedStateMachine):
         live = self._live()
         (self.root / live[i % len(live)]).unlink()
 
+    @precondition(lambda self: bool(self._live()))
+    @rule(i=st.integers(0, 100))
+    def hand_break(self, i: int) -> None:
+        """A hand edit that makes the file unparseable (a datetime nobody can sort)."""
+        live = self._live()
+        target = self.root / live[i % len(live)]
+        text = target.read_text()
+        start = text.find('name="memhtml-created" content="')
+        if start >= 0:
+            start += len('name="memhtml-created" content="')
+            end = text.index('"', start)
+            target.write_text(text[:start] + "last tuesday" + text[end:])
+
+    @rule(i=st.integers(0, 100))
+    def hand_revert(self, i: int) -> None:
+        """`git checkout -- FILE` of one uncommitted change: edits undone, deletions restored."""
+        out = subprocess.run(
+            ["git", "diff", "--name-only", "HEAD"],
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        changed = sorted(p for p in out if p.endswith(".html"))
+        if changed:
+            path = changed[i % len(changed)]
+            subprocess.run(
+                ["git", "checkout", "HEAD", "--", path], cwd=self.root, capture_output=True
+            )
+
     @rule()
     def update(self) -> None:
         self.corpus.index.update()
+
+    @rule()
+    def read(self) -> None:
+        """A search catches the index up on its own."""
+        result = self.corpus.search("alpha fact")
+        assert result.index_fresh
 
     def teardown(self) -> None:
         if not hasattr(self, "corpus"):
             return
         try:
-            self.corpus.index.update()
+            # What a read sees, with no `index update` in between.
+            assert self.corpus.search("fact").index_fresh
+            assert self.corpus.index.status()["index_fresh"]
             incremental = snapshot(self.corpus.conn)
             self.corpus.close()
             assert incremental == fresh_rebuild_snapshot(self.root)
