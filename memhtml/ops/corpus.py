@@ -236,17 +236,17 @@ class Corpus:
         self.close()
 
     # -- index sync --------------------------------------------------------------
-    def sync(self, *, embed: bool = True) -> IndexReport | None:
-        """Catch the index up with HEAD when commits landed behind its back.
+    def sync(self, *, embed: bool = True, worktree: bool = False) -> IndexReport | None:
+        """Catch the index up with HEAD (and, with `worktree`, the working tree's edits).
 
         The paths it reprojects are embedded right away (when the embedder is
         available and matches the index), so a hand commit never leaves chunks
         without vectors that a rebuild would have.
         """
         watermark = self.indexer.watermark()
-        if watermark is not None and watermark == self.git.head_fast():
+        if not worktree and watermark is not None and watermark == self.git.head_fast():
             return None
-        report = self.indexer.update(include_worktree=False)
+        report = self.indexer.update(include_worktree=worktree)
         embedder = self.embedder if embed else None
         if report.touched and embedder is not None:
             from memhtml.index.embedding import embed_missing, space_matches
@@ -257,21 +257,26 @@ class Corpus:
         return report
 
     def catch_up(self) -> bool:
-        """Before a read: bring the index up to HEAD if commits landed behind its back.
+        """Before a read: make the index equal HEAD plus the working tree as it is now.
 
-        Takes the repository lock briefly; when a writer holds it, that writer
-        is about to index anyway, so the read proceeds on what is there.
-        Returns True when the index is at HEAD afterwards.
+        A read's answer must not depend on whether someone ran `index update`:
+        commits that landed behind the index's back and uncommitted hand edits
+        (including edits since reverted, files made unparseable and repaired,
+        deletions restored) are both followed. The check is one `git status`
+        that takes no git lock; only when something drifted does the read take
+        the repository lock, briefly, and reproject what changed. When a writer
+        holds the lock, that writer is about to index anyway, and the read
+        proceeds on what is there. Returns True when the index is exact.
         """
         from memhtml.contracts.errors import WriteConflictError
         from memhtml.index.db import watermark
 
         head = self.git.head_fast()
-        if head is not None and watermark(self.conn) == head:
+        if head is not None and watermark(self.conn) == head and not self.indexer.worktree_drift():
             return True
         try:
             with self.lock.hold(timeout=0.5):
-                self.sync()
+                self.sync(worktree=True)
         except WriteConflictError:
             return False
         return True
@@ -282,6 +287,7 @@ class Corpus:
     ) -> BatchOutcome:
         """Plan every op, then commit the batch once (atomically unless continue_on_error)."""
         from memhtml.index.embedding import check_space
+        from memhtml.index.identity import path_ever_held
         from memhtml.ops.tree import TreeView
         from memhtml.ops.writes import Planner
         from memhtml.store.files import apply_changes
@@ -310,6 +316,7 @@ class Corpus:
                 year=int(now[:4]),
                 active_path_for_hash=self._active_path_for_hash,
                 is_dirty=is_dirty,
+                ever_held=lambda p: path_ever_held(self.conn, p),
             )
             results: list[dict[str, Any]] = []
             failure: MemhtmlError | None = None
@@ -489,6 +496,12 @@ class Corpus:
         if session_id:
             data["unsupported"] = ["session_id"]
         return data
+
+    def resolve(self, path: str) -> dict[str, Any]:
+        """What a path became: archive moves and supersedes links, followed to the live memory."""
+        from memhtml.ops.reads import resolve
+
+        return resolve(self, path)
 
     def list(self, **filters: Any) -> dict[str, Any]:
         """A page of memories by type, workspace, tag, entity or bucket."""

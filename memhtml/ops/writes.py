@@ -102,6 +102,7 @@ class Planner:
     year: int
     active_path_for_hash: Callable[[str], str | None]
     is_dirty: Callable[[str], bool]
+    ever_held: Callable[[str], bool] = lambda _path: False
     claimed_hashes: dict[str, str] = field(default_factory=dict)
     docs: dict[bytes, MemoryDocument] = field(default_factory=dict)  # parses of rendered bytes
     vacated: set[str] = field(default_factory=set)
@@ -113,12 +114,22 @@ class Planner:
             raise _invalid(doc, path)
         return doc
 
-    def _free_path(self, preferred: str, taken: set[str] | None = None) -> str:
+    def _free_path(
+        self, preferred: str, taken: set[str] | None = None, *, new_identity: bool = True
+    ) -> str:
+        """The first of preferred, preferred-2, ... that is free.
+
+        A new memory (`new_identity`) never takes a path any memory ever held;
+        an archive destination only needs to be unoccupied, since the memory
+        that returns to its archive slot is the one that held it.
+        """
         for ordinal in range(1, MAX_ORDINAL + 1):
             candidate = with_ordinal(preferred, ordinal)
             if (taken and candidate in taken) or self.view.exists(candidate):
                 continue
             if candidate in self.vacated:
+                continue
+            if new_identity and self.ever_held(candidate):
                 continue
             return candidate
         raise WriteConflictError(f"no free path near {preferred} after {MAX_ORDINAL} tries")
@@ -214,10 +225,11 @@ class Planner:
             path = memory_path(op.path)
             if is_archived_path(path):
                 raise InvalidPathError(f"{path}: new memories are not written into archive/")
-            if self.view.exists(path) or path in self.vacated:
+            if self.view.exists(path) or path in self.vacated or self.ever_held(path):
                 if op.strict_path:
                     raise WriteConflictError(
-                        f"{path} already exists", suggestions=["drop --strict-path to get a suffix"]
+                        f"{path} is or was another memory's path",
+                        suggestions=["drop --strict-path to get a suffix"],
                     )
                 return self._free_path(path)
             return path
@@ -255,7 +267,7 @@ class Planner:
         text = html_set_meta(text, "memhtml-status", "archived")
         text = html_set_meta(text, "memhtml-updated", self.now)
         text = html_set_meta(text, "memhtml-archived", self.now)
-        destination = self._free_path(archive_path(path, self.year))
+        destination = self._free_path(archive_path(path, self.year), new_identity=False)
         return destination, text
 
     def _live_target(self, raw: str) -> tuple[str, MemoryDocument]:
@@ -296,7 +308,7 @@ class Planner:
         )
         folder = path.rsplit("/", 1)[0]
         new_path = self._free_path(f"{folder}/{slugify(write_op.title)}.html", taken={path})
-        archived_to = self._free_path(archive_path(path, self.year))
+        archived_to = self._free_path(archive_path(path, self.year), new_identity=False)
         new = self.new_memory(write_op, extra_links=(("supersedes", archived_to),))
         data, doc = self._render(new, f"correction of {path}")
         if doc.content_hash == original.content_hash:
