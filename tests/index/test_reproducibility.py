@@ -146,7 +146,10 @@ class IndexMachine(RuleBasedStateMachine):
         if changed:
             path = changed[i % len(changed)]
             subprocess.run(
-                ["git", "checkout", "HEAD", "--", path], cwd=self.root, capture_output=True
+                ["git", "checkout", "HEAD", "--", path],
+                cwd=self.root,
+                capture_output=True,
+                check=False,
             )
 
     @rule()
