@@ -96,8 +96,30 @@ def _parse_pool(n_files: int) -> Any:
     from concurrent.futures import ProcessPoolExecutor
 
     return ProcessPoolExecutor(
-        max_workers=min(cpus or 2, 4), mp_context=multiprocessing.get_context("fork")
+        max_workers=min(cpus or 2, 4),
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_die_with_parent,
+        initargs=(os.getpid(),),
     )
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a parse worker: be killed when the rebuilding process dies, however it dies.
+
+    A worker that outlives a SIGKILLed parent is useless (nobody reads its
+    results) and holds memory; Linux's PR_SET_PDEATHSIG ends it with its parent.
+    """
+    import ctypes
+    import os
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return  # not Linux: the pool's own shutdown is all there is
+    if os.getppid() != parent:  # the parent died before the prctl took effect
+        os._exit(1)
 
 
 def _project_bytes(
@@ -445,9 +467,7 @@ class Indexer:
         diff = self.git.diff(watermark, head, PREFIXES) if head and head != watermark else []
         names = [f"{head}:{d.path}" for d in diff if d.status != "D" and indexable(d.path)]
         blobs = self._cat_by_name(names)
-        retired = (
-            self._retired_from_history(head, watermark) if head and head != watermark else []
-        )
+        retired = self._retired_from_history(head, watermark) if head and head != watermark else []
         previous_overlay = set(self.overlay())
         dirty = self.dirty_paths() if include_worktree else set()
         with write_transaction(conn):

@@ -125,6 +125,39 @@ def move(conn: sqlite3.Connection, old: str, new: str) -> bool:
     conn.execute("UPDATE edges SET src_path = ? WHERE src_path = ?", (new, old))
     # Derived edges are the index's own assertions: they follow the file.
     conn.execute("UPDATE edges SET dst_path = ? WHERE dst_path = ? AND derived = 1", (new, old))
+    move_access(conn, old, new)
+    return True
+
+
+def move_access(conn: sqlite3.Connection, old: str, new: str) -> bool:
+    """Usage history follows its memory to a new path (archive, correct, `git mv`).
+
+    The state plane is path-keyed with no foreign key; left behind, the rows
+    would be orphans and the moved memory would lose its salience. When the
+    destination already has a row (rare: a path that was reused by hand), the
+    counts are merged and the newer timestamps kept.
+    """
+    if old == new:
+        return False
+    row = conn.execute("SELECT 1 FROM state.access WHERE path = ?", (old,)).fetchone()
+    if row is None:
+        return False
+    conn.execute(
+        "INSERT INTO state.access (path, access_count, reinforcement_count, outcome_score,"
+        " last_accessed_at, last_reinforced_at, updated_at)"
+        " SELECT ?, access_count, reinforcement_count, outcome_score, last_accessed_at,"
+        " last_reinforced_at, updated_at FROM state.access WHERE path = ?"
+        " ON CONFLICT(path) DO UPDATE SET"
+        " access_count = access_count + excluded.access_count,"
+        " reinforcement_count = reinforcement_count + excluded.reinforcement_count,"
+        " last_accessed_at = nullif(max(coalesce(last_accessed_at, ''),"
+        " coalesce(excluded.last_accessed_at, '')), ''),"
+        " last_reinforced_at = nullif(max(coalesce(last_reinforced_at, ''),"
+        " coalesce(excluded.last_reinforced_at, '')), ''),"
+        " updated_at = max(updated_at, excluded.updated_at)",
+        (new, old),
+    )
+    conn.execute("DELETE FROM state.access WHERE path = ?", (old,))
     return True
 
 

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from memhtml.index.retrieval import SearchResult
     from memhtml.ops.batch import AnyOp
     from memhtml.ops.indexing import IndexFacade
+    from memhtml.store.files import FileChange
 
 log = logging.getLogger("memhtml")
 _OP_VERB = {"write": "write", "correct": "correct", "archive": "archive", "link": "link"}
@@ -53,16 +54,34 @@ class BatchOutcome:
     vectors: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> dict[str, int]:
-        """Counts by outcome."""
+        """Counts by outcome; every op is in exactly one of the counters after `total`.
+
+        `written` counts write ops that created a memory (a correction's
+        replacement counts under `corrected`); `linked` counts links added, and
+        a link that was already there is `unchanged`.
+        """
+
+        def done(op: str) -> int:
+            return sum(1 for r in self.results if r["ok"] and r["op"] == op and r.get("changed"))
+
         return {
             "total": len(self.results),
-            "written": sum(
-                1 for r in self.results if r["ok"] and not r.get("skipped") and not r.get("deduped")
+            "written": done("write"),
+            "deduped": sum(1 for r in self.results if r["ok"] and r.get("deduped")),
+            "corrected": done("correct"),
+            "archived": done("archive"),
+            "linked": done("link"),
+            "unchanged": sum(
+                1 for r in self.results if r["ok"] and not r.get("changed") and not r.get("deduped")
             ),
-            "deduped": sum(1 for r in self.results if r.get("deduped")),
             "failed": sum(1 for r in self.results if not r["ok"] and not r.get("skipped")),
             "skipped": sum(1 for r in self.results if r.get("skipped")),
         }
+
+    @property
+    def partial(self) -> bool:
+        """Ops failed under continue-on-error: the others were committed (or changed nothing)."""
+        return not self.aborted and any(not r["ok"] for r in self.results)
 
     def to_data(self) -> dict[str, Any]:
         """The envelope payload (`batch.applied`)."""
@@ -71,9 +90,46 @@ class BatchOutcome:
             "summary": self.summary(),
             "commit_sha": self.commit_sha,
             "aborted": self.aborted,
+            "partial": self.partial,
             "index": self.index,
             "vectors": self.vectors,
         }
+
+    def error(
+        self, *, continue_flag: str = "continue_on_error: true", lines: Sequence[int] | None = None
+    ) -> MemhtmlError | None:
+        """The failure an adapter answers with, or None when every op succeeded.
+
+        An aborted batch answers with the failing op's own code; a partial one
+        (continue-on-error) with ERR_PARTIAL_FAILURE. Either way `details` is
+        `to_data()`: every per-op result, the summary and the commit.
+        """
+        from memhtml.contracts.errors import PartialFailureError
+
+        failed = [r for r in self.results if not r["ok"] and not r.get("skipped")]
+        if not failed:
+            return None
+        first = failed[0]
+        where = f"op index {first['index']}"
+        if lines is not None:
+            where += f" (line {lines[first['index']]})"
+        if self.aborted and self.failure is not None:
+            return type(self.failure)(
+                f"{where} failed ({self.failure.message}); nothing was committed",
+                suggestions=[f"fix that op, or pass {continue_flag} to commit the rest"],
+                details=self.to_data(),
+            )
+        landed = (
+            f"the others were committed as {self.commit_sha}"
+            if self.commit_sha
+            else "the others changed nothing, so there is no commit"
+        )
+        return PartialFailureError(
+            f"{len(failed)} of {len(self.results)} ops failed (first: {where},"
+            f" {first.get('code')}: {first.get('error')}); {landed}",
+            suggestions=["details.results has each op's outcome; retry the failed ones"],
+            details=self.to_data(),
+        )
 
 
 def _op(raw: dict[str, Any]) -> AnyOp:
@@ -290,10 +346,10 @@ class Corpus:
         from memhtml.index.identity import path_ever_held
         from memhtml.ops.tree import TreeView
         from memhtml.ops.writes import Planner
-        from memhtml.store.files import apply_changes
 
         embedder = self.embedder if embed else None
         with self.lock.hold():
+            self.recover()
             self.sync()
             check_space(self.conn, embedder)
             now = self.clock()
@@ -317,6 +373,7 @@ class Corpus:
                 active_path_for_hash=self._active_path_for_hash,
                 is_dirty=is_dirty,
                 ever_held=lambda p: path_ever_held(self.conn, p),
+                inbound=self._inbound_links,
             )
             results: list[dict[str, Any]] = []
             failure: MemhtmlError | None = None
@@ -364,32 +421,71 @@ class Corpus:
             if not changes:
                 return BatchOutcome(results, None)
             message = _commit_message(ops, results)
-            parent = self.git.head()
-            touched, undo = apply_changes(self.root, changes)
-            try:
-                sha = self.git.commit_paths(touched, message, parent)
-            except BaseException:
+            sha, report, vectors = self.commit_changes(
+                changes, message, docs=planner.docs, embedder=embedder, now=now
+            )
+            return BatchOutcome(results, sha, index=report.to_data(), vectors=vectors)
+
+    def commit_changes(
+        self,
+        changes: Sequence[FileChange],
+        message: str,
+        *,
+        docs: Mapping[bytes, Any] | None = None,
+        embedder: Embedder | None = None,
+        now: str | None = None,
+    ) -> tuple[str, IndexReport, dict[str, Any]]:
+        """Write a change set, commit it as one commit, index and embed exactly those paths.
+
+        The caller holds the repository lock and planned the changes against
+        the tree. A journal brackets the window between the first file written
+        and the commit: a failure (an exception, SIGTERM or SIGINT) puts the
+        exact previous bytes back; a SIGKILL leaves the journal, and the next
+        writer settles it (see memhtml.store.recovery).
+        """
+        from memhtml.store import recovery
+        from memhtml.store.files import apply_changes
+
+        parent = self.git.head()
+        recovery.begin(self.root, parent, changes)
+        # A failure below puts the tree back and re-raises; the journal is left
+        # only where that restore may not have completed (the next writer then
+        # settles it, which is a no-op for paths already back at HEAD).
+        touched, undo = apply_changes(self.root, changes)  # restores itself on failure
+        try:
+            sha = self.git.commit_paths(touched, message, parent)
+        except BaseException:
+            if self.git.head() == parent:  # the commit did not land: put the tree back
                 undo.restore(self.root)
                 self.git.reset_paths(touched)
-                raise
-            report = self.indexer.apply_commit(
-                parent, sha, [(c.path, c.content, c.moved_from) for c in changes], planner.docs
-            )
-            outcome = BatchOutcome(results, sha, index=report.to_data())
-            if embedder is not None:
-                from memhtml.index.embedding import embed_missing
+            recovery.end(self.root)
+            raise
+        recovery.end(self.root)
+        report = self.indexer.apply_commit(
+            parent, sha, [(c.path, c.content, c.moved_from) for c in changes], docs
+        )
+        if embedder is not None:
+            from memhtml.index.embedding import embed_missing
 
-                vec = embed_missing(
-                    self.conn,
-                    embedder,
-                    self.root,
-                    paths=[c.path for c in changes if c.content],
-                    clock=now,
-                )
-                outcome.vectors = vec.to_data()
-            else:
-                outcome.vectors = self.vectors_off()
-            return outcome
+            vec = embed_missing(
+                self.conn,
+                embedder,
+                self.root,
+                paths=[c.path for c in changes if c.content],
+                clock=now or self.clock(),
+            )
+            return sha, report, vec.to_data()
+        return sha, report, self.vectors_off()
+
+    def recover(self) -> dict[str, Any]:
+        """Settle what a killed command left (under the repository lock): an interrupted
+        batch's files, its temp files, a stale git index lock."""
+        from memhtml.store import recovery
+
+        with self.lock.hold():
+            report = recovery.recover(self.git, self.root).to_data()
+            report["stale_git_lock_removed"] = recovery.clear_stale_git_lock(self.root)
+            return report
 
     def forget_vectors(self) -> None:
         """Drop the cached matrix (after the vector space was reset)."""
@@ -420,12 +516,25 @@ class Corpus:
         return dict(planner.link(op))
 
     def _active_path_for_hash(self, content_hash: str) -> str | None:
+        # Only a committed memory can be "the existing copy": a file the working
+        # tree holds uncommitted (a hand edit, a killed batch's leftover) is not.
         row = self.conn.execute(
             "SELECT path FROM files WHERE content_hash = ? AND archived = 0"
-            " AND memory_type <> 'task' ORDER BY path LIMIT 1",
+            " AND memory_type <> 'task'"
+            " AND path NOT IN (SELECT path FROM worktree_overlay) ORDER BY path LIMIT 1",
             (content_hash,),
         ).fetchone()
         return None if row is None else str(row[0])
+
+    def _inbound_links(self, path: str) -> list[tuple[str, str]]:
+        return [
+            (str(src), str(rel))
+            for src, rel in self.conn.execute(
+                "SELECT src_path, rel FROM edges WHERE dst_path = ? AND derived = 0"
+                " ORDER BY src_path, rel",
+                (path,),
+            )
+        ]
 
     def _single(self, op: AnyOp) -> dict[str, Any]:
         outcome = self.run_ops([op])
@@ -496,6 +605,18 @@ class Corpus:
         if session_id:
             data["unsupported"] = ["session_id"]
         return data
+
+    def health(self) -> dict[str, Any]:
+        """`doctor`: unparseable files, dangling links, orphan usage rows, leftovers, freshness."""
+        from memhtml.ops.health import corpus_health
+
+        return corpus_health(self)
+
+    def fix(self) -> dict[str, Any]:
+        """`doctor --fix`: repair dangling links, moved usage rows and killed leftovers."""
+        from memhtml.ops.repair import fix_corpus
+
+        return fix_corpus(self)
 
     def resolve(self, path: str) -> dict[str, Any]:
         """What a path became: archive moves and supersedes links, followed to the live memory."""

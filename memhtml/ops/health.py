@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, Final
 from memhtml.contracts.errors import PathNotFoundError
 from memhtml.html import parse_memory
 from memhtml.index.indexer import indexable
+from memhtml.store.history import path_reuse
+from memhtml.store.recovery import interrupted_batch, stale_git_lock
 
 if TYPE_CHECKING:
     from memhtml.ops.corpus import Corpus
@@ -19,15 +21,21 @@ PREFIXES: Final = ("projects/", "areas/", "resources/", "archive/")
 
 def validate_files(paths: Sequence[str], repo: str | None = None) -> dict[str, Any]:
     """Parse each file and report its violations and warnings (no repository needed)."""
+    from memhtml.contracts.paths import is_memory_path
     from memhtml.ops.config import resolve_root
 
+    root = resolve_root(repo)
     files: list[dict[str, Any]] = []
     for raw in paths:
-        target = Path(raw)
-        if not target.is_file() and repo is not None:
-            target = resolve_root(repo) / raw
+        # A memory path names a file of the memory root, wherever the command runs;
+        # anything else (or a memory path the root lacks) is taken from here.
+        in_root = root / raw
+        target = in_root if is_memory_path(raw) and in_root.is_file() else Path(raw)
         if not target.is_file():
-            raise PathNotFoundError(f"no file at {raw}")
+            raise PathNotFoundError(
+                f"no file at {raw} (looked in {root} and here)",
+                suggestions=["memhtml doctor --repo <root> <memory path>"],
+            )
         doc = parse_memory(target.read_bytes())
         files.append(
             {
@@ -126,11 +134,17 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
     vs = index["vector_space"]
     dirty = sorted({e.path for e in corpus.git.status(PREFIXES)})
     coverage = vs["coverage"]
+    stale_lock = stale_git_lock(root)
+    interrupted = interrupted_batch(root)
+    reuse = path_reuse(corpus.git, PREFIXES)
     healthy = (
         not unparseable
         and not dangling
         and not orphans
         and not warnings
+        and stale_lock is None
+        and interrupted is None
+        and not reuse
         and index["index_fresh"]
         and inbox <= INBOX_WARN_DEPTH
         and (vs["model"] is None or vs["matches"])
@@ -143,6 +157,13 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
         "warnings": warnings,
         "dangling": dangling,
         "orphan_access_rows": orphans,
+        "stale_git_lock": None if stale_lock is None else str(stale_lock.relative_to(root)),
+        "interrupted_batch": interrupted,
+        "path_reuse": reuse,
+        "repairable": bool(dangling or orphans or stale_lock or interrupted),
+        "suggestions": (
+            ["memhtml doctor --fix"] if dangling or orphans or stale_lock or interrupted else []
+        ),
         "inbox_depth": inbox,
         "inbox_crowded": inbox > INBOX_WARN_DEPTH,
         "index_fresh": index["index_fresh"],

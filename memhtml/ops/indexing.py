@@ -65,6 +65,7 @@ class IndexFacade:
         """
         c = self.corpus
         with c.lock.hold():
+            c.recover()
             has_vectors = c.conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is not None
             if embed is False and has_vectors and not force:
                 raise RebuildNoEmbedRefusedError(
@@ -92,6 +93,7 @@ class IndexFacade:
         """Catch up from the watermark (committed changes, then the working tree)."""
         c = self.corpus
         with c.lock.hold():
+            c.recover()
             report = c.indexer.update(include_worktree=True)
             data = report.to_data()
             if embed and report.mode == "rebuild":

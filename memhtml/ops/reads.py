@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import InvalidFlagError, PathNotFoundError
-from memhtml.contracts.paths import is_archived_path, live_path_of, memory_path
+from memhtml.contracts.paths import is_archived_path, memory_path
 from memhtml.contracts.vocab import MEMORY_RELS, PARA_BUCKETS, normalize_rel
 from memhtml.html import MemoryDocument, parse_memory
 from memhtml.store.files import resolve_inside
@@ -205,54 +205,17 @@ def neighbors(
 
 def resolve(corpus: Corpus, path: str) -> dict[str, Any]:
     """What a path became: follow archive moves and supersedes links to the live memory."""
+    from memhtml.index.identity import follow
+
     memory_path(path)
     corpus.catch_up()
-    conn = corpus.conn
-    chain: list[dict[str, str]] = []
-    current = path
-    seen: set[str] = set()
-    while current not in seen:
-        seen.add(current)
-        row = conn.execute(
-            "SELECT path, archived, superseded_by FROM files WHERE path = ?", (current,)
-        ).fetchone()
-        if row is None:
-            # A live path that moved: look for its archive copy.
-            moved = conn.execute(
-                "SELECT path FROM files WHERE origin_path = ? AND archived = 1"
-                " ORDER BY archived_at DESC, path DESC LIMIT 1",
-                (live_path_of(current),),
-            ).fetchone()
-            if moved is None:
-                break
-            chain.append({"from": current, "to": moved[0], "via": "archived"})
-            current = moved[0]
-            continue
-        _, archived, superseded_by = row
-        if not archived:
-            return {"path": path, "resolved": current, "live": True, "chain": chain}
-        successor = superseded_by or _supersede_successor(conn, current)
-        if successor is None:
-            return {"path": path, "resolved": current, "live": False, "chain": chain}
-        chain.append({"from": current, "to": successor, "via": "superseded"})
-        current = successor
-    if not chain and conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone() is None:
+    chain = follow(corpus.conn, path)
+    if not chain.known:
         raise PathNotFoundError(f"no memory was ever indexed at {path}")
-    return {
-        "path": path,
-        "resolved": current if current != path else None,
-        "live": False,
-        "chain": chain,
-    }
-
-
-def _supersede_successor(conn: Any, path: str) -> str | None:
-    row = conn.execute(
-        "SELECT src_path FROM edges WHERE dst_path = ? AND rel = 'supersedes' AND derived = 0"
-        " ORDER BY created_at DESC, src_path LIMIT 1",
-        (path,),
-    ).fetchone()
-    return None if row is None else str(row[0])
+    if chain.live:
+        return {"path": path, "resolved": chain.resolved, "live": True, "chain": chain.hops}
+    resolved = chain.resolved if chain.resolved != path else None
+    return {"path": path, "resolved": resolved, "live": False, "chain": chain.hops}
 
 
 def entity_activity(

@@ -42,6 +42,7 @@ from memhtml.contracts.vocab import (
 )
 from memhtml.html import MemoryDocument, NewMemory, parse_memory, render_document
 from memhtml.html import add_link as html_add_link
+from memhtml.html import remove_link as html_remove_link
 from memhtml.html import set_meta as html_set_meta
 from memhtml.ops.tree import TreeView
 
@@ -103,9 +104,12 @@ class Planner:
     active_path_for_hash: Callable[[str], str | None]
     is_dirty: Callable[[str], bool]
     ever_held: Callable[[str], bool] = lambda _path: False
+    inbound: Callable[[str], list[tuple[str, str]]] = lambda _path: []
     claimed_hashes: dict[str, str] = field(default_factory=dict)
     docs: dict[bytes, MemoryDocument] = field(default_factory=dict)  # parses of rendered bytes
     vacated: set[str] = field(default_factory=set)
+    # Links this batch authored (src, rel, dst): the index learns them only at commit.
+    batch_links: list[tuple[str, str, str]] = field(default_factory=list)
 
     # -- helpers ---------------------------------------------------------------
     def _doc(self, path: str) -> MemoryDocument:
@@ -252,6 +256,7 @@ class Planner:
                 }
         path = self._choose_path(op)
         self.view.write(path, data)
+        self.batch_links.extend((path, link.rel, link.path) for link in doc.links)
         if op.type != "task":
             self.claimed_hashes[doc.content_hash] = path
         return {
@@ -288,7 +293,14 @@ class Planner:
         destination, text = self._archive_bytes(path, text, op.reason)
         self.view.move(path, destination, text.encode("utf-8"))
         self.vacated.add(path)
-        return {"path": path, "archive_path": destination, "reason": op.reason}
+        relinked, unrelinked = self._relink_inbound(path, lambda _rel: destination)
+        return {
+            "path": path,
+            "archive_path": destination,
+            "reason": op.reason,
+            "relinked": relinked,
+            "links_left": unrelinked,
+        }
 
     # -- correct -------------------------------------------------------------------
     def correct(self, op: CorrectOp) -> dict[str, Any]:
@@ -309,7 +321,16 @@ class Planner:
         folder = path.rsplit("/", 1)[0]
         new_path = self._free_path(f"{folder}/{slugify(write_op.title)}.html", taken={path})
         archived_to = self._free_path(archive_path(path, self.year), new_identity=False)
-        new = self.new_memory(write_op, extra_links=(("supersedes", archived_to),))
+        # The replacement keeps what the original asserted about other memories;
+        # supersedence and session provenance belong to the version they were about.
+        carried = tuple(
+            (link.rel, link.path)
+            for link in original.links
+            if link.rel not in ("supersedes", "from_session") and link.path != new_path
+        )
+        new = self.new_memory(
+            write_op, extra_links=(("supersedes", archived_to), *dict.fromkeys(carried))
+        )
         data, doc = self._render(new, f"correction of {path}")
         if doc.content_hash == original.content_hash:
             raise InvalidMemoryError(
@@ -336,8 +357,14 @@ class Planner:
         self.view.move(path, archived_to, old_text.encode("utf-8"))
         self.vacated.add(path)
         self.view.write(new_path, data)
+        self.batch_links.extend((new_path, link.rel, link.path) for link in doc.links)
         if memory_type != "task":
             self.claimed_hashes[doc.content_hash] = new_path
+        # Citations of the old version now name its replacement; a `supersedes`
+        # link was about that version, so it follows the version into the archive.
+        relinked, unrelinked = self._relink_inbound(
+            path, lambda rel: archived_to if rel == "supersedes" else new_path
+        )
         return {
             "path": new_path,
             "target_path": path,
@@ -346,7 +373,38 @@ class Planner:
             "archived": [archived_to],
             "reason": op.reason,
             "content_hash": doc.content_hash,
+            "relinked": relinked,
+            "links_left": unrelinked,
         }
+
+    # -- inbound links -------------------------------------------------------------
+    def _relink_inbound(
+        self, path: str, target_for: Callable[[str], str]
+    ) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+        """Point every authored link at `path` to where the memory went, in the same batch.
+
+        An archive or correct leaves the graph as whole as it found it. A
+        source with uncommitted edits is left alone (its owner's work is never
+        committed by us) and reported, for `doctor --fix` once it is clean.
+        """
+        done: list[dict[str, str]] = []
+        left: list[dict[str, str]] = []
+        pending = [(src, rel) for src, rel, dst in self.batch_links if dst == path]
+        for src, rel in dict.fromkeys([*self.inbound(path), *pending]):
+            if src == path or src in self.vacated or not self.view.exists(src):
+                continue
+            target = target_for(rel)
+            entry = {"src_path": src, "rel": rel, "from": path, "to": target}
+            if src not in self.view._overlay and self.is_dirty(src):
+                left.append({**entry, "reason": "source has uncommitted edits"})
+                continue
+            text = self.view.read(src).decode("utf-8")
+            text = html_remove_link(text, rel, path)
+            if target != src:
+                text = html_add_link(text, rel, target)
+            self.view.write(src, text.encode("utf-8"))
+            done.append(entry)
+        return done, left
 
     # -- link ----------------------------------------------------------------------
     def link(self, op: LinkOp) -> dict[str, Any]:
@@ -355,6 +413,12 @@ class Planner:
         if rel is None:
             raise InvalidMemoryError(
                 f"unknown rel {op.rel!r}", suggestions=["memhtml help link lists the rels"]
+            )
+        if rel == "from_session":
+            raise InvalidMemoryError(
+                "from_session is provenance the write doors record from --session-id;"
+                " it is never authored",
+                suggestions=["memhtml write ... --session-id ID"],
             )
         src, dst = memory_path(op.src), memory_path(op.dst)
         if src == dst:
@@ -376,4 +440,5 @@ class Planner:
             return {"src_path": src, "rel": rel, "dst_path": dst, "created": False}
         text = self.view.read(src).decode("utf-8")
         self.view.write(src, html_add_link(text, rel, dst).encode("utf-8"))
+        self.batch_links.append((src, rel, dst))
         return {"src_path": src, "rel": rel, "dst_path": dst, "created": True}

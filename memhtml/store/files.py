@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from memhtml.contracts.errors import InvalidPathError, StorageError
 
@@ -25,13 +26,33 @@ class FileChange:
     moved_from: str | None = None
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# A new file gets the mode `open()` would give it (0666 less the umask), as a
+# git checkout does; mkstemp's private 0600 would differ between clones.
+_NEW_FILE_MODE: Final = 0o666 & ~_umask()
+
+
 def write_atomic(target: Path, data: bytes) -> None:
-    """Write `data` to `target` via a temp file in the same directory and a rename."""
+    """Write `data` to `target` via a temp file in the same directory and a rename.
+
+    The file keeps its mode when it existed, and gets the ordinary mode for a
+    new file (0666 less the umask) otherwise.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = target.stat().st_mode & 0o777
+    except OSError:
+        mode = _NEW_FILE_MODE
     fd, tmp = tempfile.mkstemp(prefix=".memhtml-", suffix=".tmp", dir=target.parent)
     try:
         # No fsync: the commit is the durable record, and git itself does not
         # fsync by default; the rename keeps readers from seeing a torn file.
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, target)
@@ -79,12 +100,13 @@ class Undo:
             target = root / rel
             if data is None:
                 target.unlink(missing_ok=True)
-                _prune_empty_dirs(root, target.parent)
+                prune_empty_dirs(root, target.parent)
             else:
                 write_atomic(target, data)
 
 
-def _prune_empty_dirs(root: Path, directory: Path) -> None:
+def prune_empty_dirs(root: Path, directory: Path) -> None:
+    """Remove `directory` and its parents up to `root` while they are empty."""
     while directory != root and directory.is_dir() and not any(directory.iterdir()):
         directory.rmdir()
         directory = directory.parent
@@ -115,11 +137,11 @@ def apply_changes(root: Path, changes: Sequence[FileChange]) -> tuple[list[str],
                 data = change.content if change.content is not None else source.read_bytes()
                 write_atomic(target, data)
                 source.unlink()
-                _prune_empty_dirs(root, source.parent)
+                prune_empty_dirs(root, source.parent)
             elif change.content is None:
                 target = remember(change.path)
                 target.unlink(missing_ok=True)
-                _prune_empty_dirs(root, target.parent)
+                prune_empty_dirs(root, target.parent)
             else:
                 target = remember(change.path)
                 write_atomic(target, change.content)
