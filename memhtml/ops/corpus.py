@@ -460,10 +460,11 @@ class Corpus:
                 self.git.reset_paths(touched)
             recovery.end(self.root)
             raise
-        recovery.end(self.root)
         report = self.indexer.apply_commit(
             parent, sha, [(c.path, c.content, c.moved_from) for c in changes], docs
         )
+        # The journal stays until the batch's vectors exist: a kill after the
+        # commit leaves it, and the next writer embeds what landed unembedded.
         if embedder is not None:
             from memhtml.index.embedding import embed_missing
 
@@ -474,7 +475,9 @@ class Corpus:
                 paths=[c.path for c in changes if c.content],
                 clock=now or self.clock(),
             )
+            recovery.end(self.root)
             return sha, report, vec.to_data()
+        recovery.end(self.root)
         return sha, report, self.vectors_off()
 
     def recover(self) -> dict[str, Any]:
@@ -483,8 +486,20 @@ class Corpus:
         from memhtml.store import recovery
 
         with self.lock.hold():
-            report = recovery.recover(self.git, self.root).to_data()
+            found = recovery.recover(self.git, self.root)
+            report = found.to_data()
             report["stale_git_lock_removed"] = recovery.clear_stale_git_lock(self.root)
+            if found.settled:
+                # The commit landed but its writer died before indexing or embedding it.
+                self.sync()
+                embedder = self.embedder
+                if embedder is not None:
+                    from memhtml.index.embedding import embed_missing, space_matches
+
+                    if space_matches(self.conn, embedder):
+                        embed_missing(
+                            self.conn, embedder, self.root, paths=found.settled, clock=self.clock()
+                        )
             return report
 
     def forget_vectors(self) -> None:
