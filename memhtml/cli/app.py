@@ -26,6 +26,8 @@ def _typer_param(p: Param) -> inspect.Parameter:
     if p.type == "bool" and not p.multiple:
         annotation = bool
     help_text = p.help + (f" [one of: {', '.join(p.choices)}]" if p.choices else "")
+    if p.range_text:
+        help_text += f" [{p.range_text}]"
     if p.positional:
         default: Any = typer.Argument(
             ... if p.required else None, help=help_text, metavar=p.metavar, show_default=False

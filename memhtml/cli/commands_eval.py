@@ -29,13 +29,15 @@ EVAL_COMMANDS: Final[tuple[Command, ...]] = (
                 default=_NOW,
                 metavar="ISO",
             ),
-            Param("size", "memory files in the fixture (at least 60)", type="int", default=300),
-            Param("probes", "run only the first N probes (default: all)", type="int"),
+            Param("size", "memory files in the fixture", type="int", default=300, minimum=60),
+            Param("probes", "run only the first N probes (default: all)", type="int", minimum=1),
             Param(
                 "mrr_floor",
                 "mean reciprocal rank the targets must reach",
                 type="float",
                 default=0.85,
+                minimum=0.0,
+                maximum=1.0,
             ),
             Param(
                 "report_dir",
@@ -48,7 +50,13 @@ EVAL_COMMANDS: Final[tuple[Command, ...]] = (
                 multiple=True,
                 metavar="ARM=W",
             ),
-            Param("mmr_lambda", "diagnostic: override MMR lambda (1 turns MMR off)", type="float"),
+            Param(
+                "mmr_lambda",
+                "diagnostic: override MMR lambda (1 turns MMR off)",
+                type="float",
+                minimum=0.0,
+                maximum=1.0,
+            ),
         ),
         needs_repo=False,
         errors=(
@@ -80,7 +88,7 @@ EVAL_COMMANDS: Final[tuple[Command, ...]] = (
         params=(
             Param("out", "directory to create (new or empty)", required=True, metavar="DIR"),
             Param("seed", "fixture seed", type="int", default=7),
-            Param("size", "memory files (at least 60)", type="int", default=300),
+            Param("size", "memory files", type="int", default=300, minimum=60),
             Param(
                 "now",
                 "fixed clock: dates are relative to it, and it dates the commit",

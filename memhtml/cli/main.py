@@ -2,6 +2,15 @@
 
 Exit codes: 0 success, 2 usage error, 1 runtime failure. Usage errors answer
 with an envelope too, never with typer's prose.
+
+Global flags (`--repo`, `--dense`, `--json`) go before or after the command
+words: the ones given before are moved behind the words before typer parses.
+On a terminal (stdout a TTY, neither --json nor --dense) a command with a
+`human_*` renderer prints text instead of the envelope; that is how bare
+`memhtml`, `--help` and `--version` read there. Off a terminal every answer
+is one envelope: bare `memhtml` is the manifest, `--help` the `help` entry,
+and `--version` the `help` overview, whose data carries `version` and
+`api_version`.
 """
 
 from __future__ import annotations
@@ -11,8 +20,9 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn, TextIO
+from typing import Any, Final, NoReturn, TextIO
 
+from memhtml import __version__
 from memhtml.cli.spec import Command
 from memhtml.cli.table import COMMANDS, GLOBAL_PARAMS, command_by_words
 from memhtml.contracts.envelope import failure, render, success
@@ -24,6 +34,7 @@ from memhtml.contracts.errors import (
     UnknownCommandError,
     UsageError,
 )
+from memhtml.ops.signals import Terminated, terminate_as_exception
 
 log = logging.getLogger("memhtml")
 
@@ -60,6 +71,57 @@ def _configure_logging() -> None:
 
 def _global_flags(argv: Sequence[str]) -> tuple[bool, bool]:
     return "--dense" in argv, "--json" in argv
+
+
+_HELP_FLAGS: Final = ("--help", "-h")
+_VERSION_FLAG: Final = "--version"
+
+
+def _opens_a_group(words: Sequence[str]) -> bool:
+    n = len(words)
+    return any(len(c.words) > n and c.words[:n] == tuple(words) for c in COMMANDS)
+
+
+class _Line:
+    """A command line with the global flags given before the command words moved behind them."""
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        by_flag = {p.cli_flag: p for p in GLOBAL_PARAMS}
+        self.globals: list[str] = []
+        self.version = False
+        words: list[str] = []
+        i = 0
+        while i < len(argv):
+            token = argv[i]
+            if token == _VERSION_FLAG and not words:
+                self.version = True
+                i += 1
+                continue
+            if token.startswith("-") and token != "-":
+                flag, eq, _ = token.partition("=")
+                param = by_flag.get(flag)
+                if param is None:
+                    break  # not a global flag: typer judges it where it stands
+                width = 1 if param.type == "bool" or eq or i + 1 == len(argv) else 2
+                self.globals += argv[i : i + width]
+                i += width
+                continue
+            words.append(token)
+            i += 1
+            if command_by_words(tuple(words)) is not None or not _opens_a_group(words):
+                break
+        self.words = words
+        self.rest = list(argv[i:])
+
+    @property
+    def bare(self) -> bool:
+        """No command words and nothing after the global flags."""
+        return not self.words and not self.rest
+
+    @property
+    def argv(self) -> list[str]:
+        """What typer parses: command words, then the global flags, then the rest."""
+        return [*self.words, *self.globals, *self.rest]
 
 
 def _words_before_flags(argv: Sequence[str]) -> tuple[str, ...]:
@@ -118,9 +180,24 @@ def _check_choices(cmd: Command, params: dict[str, Any]) -> None:
                 )
 
 
+def _check_bounds(cmd: Command, params: dict[str, Any]) -> None:
+    """The table's documented ranges, enforced before any handler runs."""
+    for p in cmd.params:
+        value = params.get(p.name)
+        if p.range_text is None or value is None or isinstance(value, (bool, list)):
+            continue
+        if p.out_of_range(value):
+            where = f"within {p.range_text}" if ".." in p.range_text else p.range_text
+            raise InvalidFlagError(
+                f"{p.label}: {value} is out of range; it must be {where}",
+                suggestions=[f"memhtml help {cmd.name}"],
+            )
+
+
 def _run_command(cmd: Command, params: dict[str, Any], out: _Outcome, stdout: TextIO) -> None:
     globals_ = {p.name: params.pop(p.name) for p in GLOBAL_PARAMS}
     _check_choices(cmd, params)
+    _check_bounds(cmd, params)
     inv = Invocation(globals_["repo"], bool(globals_["dense"]), bool(globals_["json"]), stdout)
     handler = _load_handler(cmd.handler)
     data = handler(inv, **params)
@@ -135,15 +212,24 @@ def _run_command(cmd: Command, params: dict[str, Any], out: _Outcome, stdout: Te
 def run(argv: Sequence[str], stdout: TextIO | None = None) -> int:
     """Run one command line; print one envelope to `stdout`; return the exit code."""
     stdout = stdout or sys.stdout
-    argv = list(argv)
-    dense, _ = _global_flags(argv)
+    line = _Line(argv)
+    argv = line.argv
+    dense, json_output = _global_flags(argv)
+    on_terminal = not dense and not json_output and stdout.isatty()
     out = _Outcome()
     try:
-        if not argv or (argv[0] in ("--dense", "--json") and len(argv) == 1):
-            argv = ["manifest", *argv]
-        if any(a in ("--help", "-h") for a in argv):
+        if line.version:
+            if on_terminal:
+                stdout.write(f"memhtml {__version__}\n")
+                stdout.flush()
+                return 0
+            argv = ["help", *line.globals]
+        elif line.bare:
+            # A person at a terminal gets the short text overview; a program the manifest.
+            argv = ["help" if on_terminal else "manifest", *line.globals]
+        elif any(a in _HELP_FLAGS for a in argv):
             words = _words_before_flags(argv)
-            argv = ["help", *words] + (["--dense"] if dense else [])
+            argv = ["help", *words, *(a for a in argv if a in ("--dense", "--json"))]
         app_argv = argv
         from typer.main import get_command
 
@@ -166,6 +252,9 @@ def run(argv: Sequence[str], stdout: TextIO | None = None) -> int:
         out.exit_code = err.exit_code
     except KeyboardInterrupt:
         out.payload = failure("ERR_UNKNOWN", "interrupted")
+        out.exit_code = 1
+    except Terminated as stop:  # SIGTERM: the write door rolled back on the way here
+        out.payload = failure("ERR_UNKNOWN", str(stop))
         out.exit_code = 1
     except Exception as exc:  # the adapter is the one place a stray exception becomes a code
         from memhtml.ops.errors import as_memhtml_error
@@ -190,6 +279,7 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     from memhtml.ops.config import prefer_single_threaded_blas
 
     prefer_single_threaded_blas()
+    terminate_as_exception()
     _configure_logging()
     sys.exit(run(sys.argv[1:] if argv is None else argv))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memhtml import __version__
+from memhtml.cli.spec import describe_range
 from memhtml.cli.table import COMMANDS, ENVIRONMENT, GLOBAL_PARAMS
 from memhtml.contracts.envelope import API_VERSION, RESPONSE_TYPES
 from memhtml.contracts.errors import error_codes
@@ -46,6 +47,9 @@ def _flag_line(p: dict[str, Any]) -> str:
         bits.append(f"default {p['default']!r}")
     if "choices" in p:
         bits.append("one of " + ", ".join(p["choices"]))
+    bounds = describe_range(p.get("minimum"), p.get("maximum"))
+    if bounds:
+        bits.append(f"range {bounds}" if ".." in bounds else bounds)
     return f"- `{name}` ({'; '.join(bits)}): {p['help']}"
 
 
@@ -68,7 +72,16 @@ def agents_markdown() -> str:
         '{"ok": false, "apiVersion": "1", "error": "...", "code": "ERR_...", "suggestions": []}',
         "```",
         "",
+        "On a terminal (stdout a TTY, no `--json`/`--dense`) some commands print text for a",
+        "person instead: bare `memhtml` and `--help` a help page, `--version`",
+        "`memhtml <version>`, `search` a table. Off a terminal bare `memhtml` prints the",
+        "manifest, `--help` the `help` envelope and `--version` the `help` overview",
+        "envelope (`data.version`, `data.api_version`). Out-of-range or unknown flag values",
+        "are `ERR_INVALID_FLAG` (exit 2) before anything runs; ranges are listed below.",
+        "",
         "## Global flags",
+        "",
+        "Accepted before or after the command words (`memhtml --repo R search x`).",
         "",
         *[_flag_line(p) for p in m["global_flags"]],
         "",

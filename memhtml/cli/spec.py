@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -22,6 +23,28 @@ class Param:
     choices: tuple[str, ...] | None = None
     flag: str | None = None  # defaults to --<name with dashes>
     metavar: str | None = None
+    # Inclusive bounds of an int or float value: enforced before the handler
+    # runs (ERR_INVALID_FLAG) and printed in the manifest, AGENTS.md and --help.
+    minimum: float | None = None
+    maximum: float | None = None
+
+    @property
+    def label(self) -> str:
+        """How a message names this parameter: `--limit`, or `<path>` for a positional."""
+        return f"<{self.name}>" if self.positional else self.cli_flag
+
+    @property
+    def range_text(self) -> str | None:
+        """The bounds as people read them (`1..500`, `at least 0`); None when unbounded."""
+        return describe_range(self.minimum, self.maximum)
+
+    def out_of_range(self, value: float) -> bool:
+        """True when `value` breaks the bounds (NaN breaks any bound)."""
+        if math.isnan(value):
+            return self.minimum is not None or self.maximum is not None
+        return (self.minimum is not None and value < self.minimum) or (
+            self.maximum is not None and value > self.maximum
+        )
 
     @property
     def cli_flag(self) -> str:
@@ -42,7 +65,28 @@ class Param:
             out["default"] = self.default
         if self.choices:
             out["choices"] = list(self.choices)
+        if self.metavar:
+            out["metavar"] = self.metavar
+        if self.minimum is not None:
+            out["minimum"] = self.minimum
+        if self.maximum is not None:
+            out["maximum"] = self.maximum
         return out
+
+
+def describe_range(minimum: float | None, maximum: float | None) -> str | None:
+    """Inclusive bounds as people read them: `1..500`, `at least 0`, `at most 2`."""
+    if minimum is not None and maximum is not None:
+        return f"{_num(minimum)}..{_num(maximum)}"
+    if minimum is not None:
+        return f"at least {_num(minimum)}"
+    if maximum is not None:
+        return f"at most {_num(maximum)}"
+    return None
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 @dataclass(frozen=True)

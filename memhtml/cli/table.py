@@ -90,13 +90,24 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "doctor",
-        "Validate memory files (given paths), or report corpus health (no paths).",
+        "Validate memory files (given paths), or report corpus health (no paths);"
+        " --fix repairs dangling links, moved usage rows and what a killed command left,"
+        " in one commit.",
         "doctor.report",
         f"{H}.meta:doctor",
-        params=(Param("paths", "memory files to validate", positional=True, multiple=True),),
+        params=(
+            Param("paths", "memory files to validate", positional=True, multiple=True),
+            Param(
+                "fix",
+                "repair: settle an interrupted batch, remove stale locks and temp files,"
+                " rewrite dangling links along resolve chains, move orphaned usage rows",
+                type="bool",
+                default=False,
+            ),
+        ),
         needs_repo=False,
-        errors=("ERR_REPO_REQUIRED", "ERR_PATH_NOT_FOUND"),
-        examples=("memhtml doctor areas/inbox/x.html", "memhtml doctor"),
+        errors=("ERR_REPO_REQUIRED", "ERR_PATH_NOT_FOUND", "ERR_WRITE_CONFLICT", "ERR_GIT"),
+        examples=("memhtml doctor areas/inbox/x.html", "memhtml doctor", "memhtml doctor --fix"),
     ),
     Command(
         "init",
@@ -127,8 +138,8 @@ COMMANDS: tuple[Command, ...] = (
                 default=False,
             ),
             Param("event_at", "when the fact happened (date or ISO instant)", metavar="DATE"),
-            Param("importance", "importance 1..10", type="int"),
-            Param("confidence", "confidence 0..1", type="float"),
+            Param("importance", "importance", type="int", minimum=1, maximum=10),
+            Param("confidence", "confidence", type="float", minimum=0.0, maximum=1.0),
             Param("session_id", "provenance: agent session id"),
             Param("prompt_id", "provenance: prompt id"),
             Param("turn_uuid", "provenance: turn uuid"),
@@ -151,7 +162,10 @@ COMMANDS: tuple[Command, ...] = (
         "batch.applied",
         f"{H}.store:apply",
         params=(
-            Param("file", "JSONL file, or - for stdin (default -)", default="-"),
+            Param(
+                "file", "JSONL file, or - for stdin (default -)", positional=True, metavar="FILE"
+            ),
+            Param("file_option", "the same, as a flag", flag="--file", metavar="FILE"),
             Param(
                 "continue_on_error",
                 "commit the ops that succeed instead of none",
@@ -159,13 +173,33 @@ COMMANDS: tuple[Command, ...] = (
                 default=False,
             ),
         ),
-        errors=("ERR_INVALID_OP", "ERR_WRITE_CONFLICT", "ERR_REPO_REQUIRED"),
-        examples=("memhtml apply --file ops.jsonl",),
+        errors=(
+            "ERR_INVALID_OP",
+            "ERR_PARTIAL_FAILURE",
+            "ERR_PATH_NOT_FOUND",
+            "ERR_WRITE_CONFLICT",
+            "ERR_REPO_REQUIRED",
+        ),
+        examples=(
+            "memhtml apply ops.jsonl",
+            "memhtml apply - < ops.jsonl",
+            "memhtml apply --file ops.jsonl --continue-on-error",
+        ),
         details=(
             'One op per line: {"op":"write","title":...,"type":...,"body":...} '
             '(claim defaults to the body\'s first sentence), {"op":"correct","target_path":...,'
             '"claim":...}, {"op":"archive","path":...}, {"op":"link","src":...,"rel":...,'
-            '"dst":...}. Every line is validated before any op runs.'
+            '"dst":...}; blank lines and # comments are skipped. Every line is validated'
+            " before any op runs (shape, memory paths, link rels): a bad line is"
+            " ERR_INVALID_OP (exit 2) naming its line and op index, and nothing runs. Op"
+            " indexes are 0-based everywhere (results[].index, details.index); `line` is the"
+            " 1-based line of the file. An op that fails while planning aborts the batch"
+            " (nothing committed; the failure carries that op's code and every per-op result"
+            " in details). With --continue-on-error the other ops are committed and a failed"
+            " op makes the answer ERR_PARTIAL_FAILURE (exit 1) whose details are the full"
+            " batch.applied data, commit_sha included. summary counts written (new memories"
+            " from write ops), deduped, corrected, archived, linked (links added), unchanged"
+            " (links already present), failed and skipped."
         ),
     ),
     Command(
@@ -191,7 +225,7 @@ COMMANDS: tuple[Command, ...] = (
             Param("entity", "mentioning this entity name or type:name (case-folded)"),
             Param("para", "PARA bucket", choices=PARA_BUCKETS),
             Param("include_archived", "include archived memories", type="bool", default=False),
-            Param("limit", "page size (1..500)", type="int", default=50),
+            Param("limit", "page size", type="int", default=50, minimum=1, maximum=500),
             Param("cursor", "continue after this path (from next_cursor)"),
             Param("facet", "facet filter name=value (repeatable)", multiple=True),
         ),
@@ -245,8 +279,14 @@ _SEARCH_TUNING: Final = (
         multiple=True,
         metavar="ARM=W",
     ),
-    Param("k", "RRF k (default 10, or the repo config's)", type="int"),
-    Param("mmr_lambda", "MMR lambda in [0,1]; 1 = pure relevance order", type="float"),
+    Param("k", "RRF k (default 10, or the repo config's)", type="int", minimum=1),
+    Param(
+        "mmr_lambda",
+        "MMR lambda; 1 = pure relevance order",
+        type="float",
+        minimum=0.0,
+        maximum=1.0,
+    ),
 )
 
 COMMANDS = (
@@ -258,7 +298,7 @@ COMMANDS = (
         f"{H}.query:search",
         params=(
             Param("query", "what to look for", positional=True, required=True),
-            Param("limit", "how many hits (1..500)", type="int", default=10),
+            Param("limit", "how many hits", type="int", default=10, minimum=1, maximum=500),
             *_SCOPE,
             Param("facet", "facet filter name=value (repeatable)", multiple=True),
             Param(
@@ -281,7 +321,13 @@ COMMANDS = (
         f"{H}.query:recall",
         params=(
             Param("query", "what to recall", positional=True, required=True),
-            Param("budget", "character budget for memory bodies", type="int", default=16000),
+            Param(
+                "budget",
+                "character budget for memory bodies",
+                type="int",
+                default=16000,
+                minimum=0,
+            ),
             *_SCOPE,
             Param("embedder", "embedder for the query: local, fake, bedrock, off"),
         ),
@@ -309,9 +355,11 @@ COMMANDS = (
         f"{H}.query:neighbors",
         params=(
             Param("path", "center memory", positional=True, required=True),
-            Param("depth", "hops (1 or 2)", type="int", default=1),
+            Param("depth", "hops", type="int", default=1, minimum=1, maximum=2),
             Param("rel", "only these memory relations (repeatable)", multiple=True),
-            Param("limit", "at most this many nodes", type="int", default=100),
+            Param(
+                "limit", "at most this many nodes", type="int", default=100, minimum=1, maximum=500
+            ),
         ),
         errors=("ERR_PATH_NOT_FOUND",),
     ),
@@ -336,7 +384,14 @@ COMMANDS = (
         f"{H}.index:entity_activity",
         params=(
             Param("type", "only this entity type (case-folded)"),
-            Param("limit", "at most this many entities", type="int", default=50),
+            Param(
+                "limit",
+                "at most this many entities",
+                type="int",
+                default=50,
+                minimum=1,
+                maximum=500,
+            ),
             Param("include_archived", "count archived memories too", type="bool", default=False),
         ),
     ),
@@ -392,14 +447,23 @@ COMMANDS = (
         params=(
             Param("embedder", "embedder: local (default), fake, bedrock, off"),
             Param("seed", "fixture seed", type="int", default=7),
+            Param(
+                "keep",
+                "keep the temporary store (without --repo it is deleted at the end)",
+                type="bool",
+                default=False,
+            ),
         ),
         needs_repo=False,
-        errors=("ERR_MODEL_UNAVAILABLE", "ERR_GIT"),
+        errors=("ERR_INVALID_FLAG", "ERR_MODEL_UNAVAILABLE", "ERR_GIT"),
         examples=("memhtml quickstart", "memhtml quickstart --repo /tmp/demo --embedder fake"),
         details=(
-            "Creates the corpus in --repo (a new or empty directory) or in a fresh temporary"
-            " directory, indexes it with the embedder (no credentials needed for local), and"
-            " prints ranked hits for a few example queries."
+            "Creates the corpus in --repo (a new or empty directory, which is kept) or in a"
+            " temporary directory (deleted at the end unless --keep), indexes it with the"
+            " embedder (no credentials needed for local), and prints ranked hits for a few"
+            " example queries. It never runs against your memories: a --repo that holds"
+            " anything but an untouched quickstart corpus is refused with ERR_INVALID_FLAG;"
+            " $MEMHTML_ROOT is never used."
         ),
     ),
     Command(

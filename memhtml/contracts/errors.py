@@ -204,3 +204,28 @@ def error_codes() -> dict[str, str]:
     for cls in _all_error_classes():
         out.setdefault(cls.code, cls.summary)
     return dict(sorted(out.items()))
+
+
+class InputTooLargeError(UsageError):
+    """An input (a search or recall query) is over its size limit; refused before any work."""
+
+    code = "ERR_INPUT_TOO_LARGE"
+    summary = "an input is over its size limit (the message names the limit)"
+
+
+class ExtraRequiredError(MemhtmlError):
+    """The command needs an optional extra (e.g. `research`) that is not installed."""
+
+    code = "ERR_EXTRA_REQUIRED"
+    summary = "an optional extra is not installed (pip install 'memhtml[<extra>]')"
+
+
+class PartialFailureError(MemhtmlError):
+    """A batch run with continue-on-error committed some ops while others failed.
+
+    `details` is the whole batch result (per-op results, summary, commit_sha),
+    so a script can tell what landed from what did not.
+    """
+
+    code = "ERR_PARTIAL_FAILURE"
+    summary = "some ops of a batch failed; the others were committed (see details)"

@@ -2,7 +2,11 @@
 
 The `write` op is the original memhtml's: ``{"op":"write","title":...,
 "type":...,"body":...}`` plus optional snake_case fields. We add `correct`,
-`archive` and `link`. Every line is validated for shape before any op runs.
+`archive` and `link`. Every line is validated before any op runs: its shape
+by the model, then what the shape cannot say (memory paths, a known link
+rel) by the op's `check()`, which needs neither the tree nor the index.
+Constructing a model never runs `check()`, so the single-op doors keep
+their own errors.
 """
 
 from __future__ import annotations
@@ -11,9 +15,21 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
-from memhtml.contracts.vocab import MEMORY_TYPES, WRITABLE_MEMORY_TYPES
+from memhtml.contracts.errors import InvalidOpError, InvalidPathError
+from memhtml.contracts.paths import is_archived_path, memory_path
+from memhtml.contracts.vocab import EDGE_RELS, MEMORY_TYPES, WRITABLE_MEMORY_TYPES, normalize_rel
 
 _CONFIG = ConfigDict(extra="forbid", populate_by_name=True, str_strip_whitespace=False)
+
+
+def _check_path(field: str, value: str) -> str:
+    """`value` as a memory path; InvalidPathError naming the field otherwise."""
+    try:
+        return memory_path(value)
+    except InvalidPathError as exc:
+        raise InvalidPathError(
+            f"{field}: {exc.message}", suggestions=exc.suggestions, details={"field": field}
+        ) from exc
 
 
 def _as_list(value: Any) -> Any:
@@ -66,6 +82,17 @@ class WriteOp(BaseModel):
     def _listify(cls, value: Any) -> Any:
         return _as_list(value)
 
+    def check(self) -> None:
+        """An explicit path must be a memory path outside archive/ (InvalidPathError)."""
+        if self.path is None:
+            return
+        path = _check_path("path", self.path)
+        if is_archived_path(path):
+            raise InvalidPathError(
+                f"path: {path}: new memories are not written into archive/",
+                details={"field": "path"},
+            )
+
 
 class CorrectOp(BaseModel):
     """Replace a memory: write the new one, archive the old, link both ways, one commit."""
@@ -91,6 +118,10 @@ class CorrectOp(BaseModel):
     def _known_type(cls, value: str | None) -> str | None:
         return None if value is None else WriteOp._known_type(value)
 
+    def check(self) -> None:
+        """The target must be a memory path (InvalidPathError)."""
+        _check_path("target_path", self.target_path)
+
 
 class ArchiveOp(BaseModel):
     """Move a memory into archive/<YYYY>/<path>."""
@@ -99,6 +130,10 @@ class ArchiveOp(BaseModel):
     op: Literal["archive"]
     path: str
     reason: str | None = None
+
+    def check(self) -> None:
+        """The path must be a memory path (InvalidPathError)."""
+        _check_path("path", self.path)
 
 
 class LinkOp(BaseModel):
@@ -109,6 +144,18 @@ class LinkOp(BaseModel):
     src: str = Field(validation_alias=AliasChoices("src", "src_path"))
     rel: str
     dst: str = Field(validation_alias=AliasChoices("dst", "dst_path"))
+
+    def check(self) -> None:
+        """A known rel (InvalidOpError), memory paths (InvalidPathError), no self-link."""
+        if normalize_rel(self.rel) is None:
+            raise InvalidOpError(
+                f"rel: unknown rel {self.rel!r}; one of {', '.join(EDGE_RELS)}",
+                suggestions=["memhtml help link lists the rels"],
+                details={"field": "rel"},
+            )
+        src, dst = _check_path("src", self.src), _check_path("dst", self.dst)
+        if src == dst:
+            raise InvalidOpError("a memory cannot link to itself", details={"field": "dst"})
 
 
 Op = Annotated[WriteOp | CorrectOp | ArchiveOp | LinkOp, Field(discriminator="op")]

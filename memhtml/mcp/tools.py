@@ -123,16 +123,11 @@ def memory_write_batch(get: GetCorpus, p: WriteBatchInput) -> dict[str, Any]:
         ops.append(op)
     outcome = get().apply(ops, continue_on_error=bool(p.continue_on_error))
     data = _mark_unsupported(outcome.to_data(), unsupported)
-    if outcome.aborted and outcome.failure is not None:
-        # The CLI's `apply` answers an atomic abort the same way: the failing op's
-        # code, with every per-op result in details.
-        failed = next(r for r in outcome.results if not r["ok"] and not r.get("skipped"))
-        return failure(
-            outcome.failure.code,
-            f"op {failed['index'] + 1} failed ({outcome.failure.message}); nothing was committed",
-            ["fix that op, or pass continue_on_error: true to commit the rest"],
-            data,
-        )
+    err = outcome.error()
+    if err is not None:
+        # Atomic abort: the failing op's code; continue_on_error with failures:
+        # ERR_PARTIAL_FAILURE. Either way every per-op result is in details.
+        return failure(err.code, err.message, err.suggestions, data)
     return success("batch.applied", data)
 
 

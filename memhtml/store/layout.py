@@ -6,6 +6,7 @@ commit only when something new was added.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -80,11 +81,11 @@ def _ensure_lines(path: Path, lines: tuple[str, ...], created: list[str], rel: s
         created.append(rel)
 
 
-def init_repo(root: Path) -> InitReport:
-    """Create or complete the memory root at `root`."""
+def init_repo(root: str | os.PathLike[str]) -> InitReport:
+    """Create or complete the memory root at `root` (a str or a path; `~` is expanded)."""
     import git  # GitPython: init and config are cold paths
 
-    root = root.expanduser()
+    root = Path(root).expanduser().absolute()
     root.mkdir(parents=True, exist_ok=True)
     created: list[str] = []
     try:

@@ -188,7 +188,8 @@ def test_every_tool_answers_its_envelope(client: Any, seeded: dict[str, Any]) ->
         },
         "batch.applied",
     )
-    assert batch["summary"]["written"] == 2 and batch["commit_sha"]
+    assert batch["summary"]["written"] == 1 and batch["summary"]["linked"] == 1
+    assert batch["commit_sha"]
     assert "unsupported" not in batch
     checkpoint = batch["results"][0]["path"]
 

@@ -186,6 +186,10 @@ def test_continue_on_error_commits_the_rest(corpus: Any) -> None:
         "total": 2,
         "written": 1,
         "deduped": 0,
+        "corrected": 0,
+        "archived": 0,
+        "linked": 0,
+        "unchanged": 0,
         "failed": 1,
         "skipped": 0,
     }

@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from memhtml import __version__
+from memhtml.cli import text
 from memhtml.cli.main import Invocation
 from memhtml.cli.manifest import agents_markdown
 from memhtml.cli.manifest import manifest as build_manifest
-from memhtml.cli.table import COMMANDS, command_by_words
-from memhtml.contracts.errors import DocStaleError, UnknownCommandError
+from memhtml.cli.table import COMMANDS, GLOBAL_PARAMS, command_by_words
+from memhtml.contracts.envelope import API_VERSION
+from memhtml.contracts.errors import DocStaleError, InvalidFlagError, UnknownCommandError
 
 
 def manifest(inv: Invocation) -> dict[str, Any]:
@@ -18,10 +21,15 @@ def manifest(inv: Invocation) -> dict[str, Any]:
 
 
 def help_command(inv: Invocation, command: list[str] | None = None) -> dict[str, Any]:
-    """One command's entry (no words: the list of commands)."""
+    """One command's entry (no words: the tool's name, version and list of commands)."""
     words = tuple(command or ())
     if not words:
-        return {"commands": [{"name": c.name, "summary": c.summary} for c in COMMANDS]}
+        return {
+            "name": "memhtml",
+            "version": __version__,
+            "api_version": API_VERSION,
+            "commands": [{"name": c.name, "summary": c.summary} for c in COMMANDS],
+        }
     cmd = command_by_words(words)
     if cmd is None:
         group = [c for c in COMMANDS if c.words[: len(words)] == words]
@@ -31,6 +39,15 @@ def help_command(inv: Invocation, command: list[str] | None = None) -> dict[str,
             f"no command {' '.join(words)!r}", suggestions=["memhtml manifest"]
         )
     return {"command": cmd.describe()}
+
+
+def human_help_command(data: dict[str, Any]) -> str:
+    """Help as text on a terminal: the overview, a group's commands, or one command's page."""
+    if "command" in data:
+        return text.command_page(data["command"], GLOBAL_PARAMS)
+    if "version" in data:
+        return text.overview(data["version"], data["commands"], GLOBAL_PARAMS)
+    return text.group(data["commands"])
 
 
 def agents_doc(inv: Invocation, check: bool = False, out: str = "AGENTS.md") -> dict[str, Any]:
@@ -51,10 +68,16 @@ def agents_doc(inv: Invocation, check: bool = False, out: str = "AGENTS.md") -> 
     return {"path": str(target), "written": written, "current": True}
 
 
-def doctor(inv: Invocation, paths: list[str] | None = None) -> dict[str, Any]:
-    """Validate the given files, or report the health of the corpus."""
-    from memhtml.ops.health import corpus_health, validate_files
+def doctor(inv: Invocation, paths: list[str] | None = None, fix: bool = False) -> dict[str, Any]:
+    """Validate the given files, report the health of the corpus, or repair it."""
+    from memhtml.ops.health import validate_files
 
     if paths:
+        if fix:
+            raise InvalidFlagError("--fix repairs the whole corpus; give no paths with it")
         return validate_files(paths, repo=inv.repo)
-    return corpus_health(inv.corpus())
+    corpus = inv.corpus()
+    if fix:
+        repairs = corpus.fix()
+        return {**corpus.health(), "mode": "fix", "repairs": repairs}
+    return dict(corpus.health())

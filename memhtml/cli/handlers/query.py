@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memhtml.cli.main import Invocation
+from memhtml.cli.text import clip, mmr_note, score_ranks
 from memhtml.index.retrieval import parse_weights
 
 
@@ -36,14 +37,19 @@ def search(inv: Invocation, query: str, **params: Any) -> dict[str, Any]:
 
 
 def human_search(data: dict[str, Any]) -> str:
-    """A table for a person at a terminal."""
+    """A table for a person at a terminal: place, fused score, path, the gist on one line."""
+    hits = data["hits"]
+    ranks = score_ranks([h["score"] for h in hits])
     lines = [f"{'#':>2}  {'score':>7}  path / gist"]
-    for i, hit in enumerate(data["hits"], start=1):
-        lines.append(f"{i:>2}  {hit['score']:.5f}  {hit['path']}")
-        lines.append(f"{'':>13}{hit['gist'][:100]}")
+    for i, (hit, by_score) in enumerate(zip(hits, ranks, strict=True), start=1):
+        moved = f"  (score #{by_score})" if by_score is not None else ""
+        lines.append(f"{i:>2}  {hit['score']:.5f}  {hit['path']}{moved}")
+        lines.append(f"{'':>13}{clip(hit['gist'], 100)}")
+    if any(r is not None for r in ranks):
+        lines.append(mmr_note(data.get("mmr_lambda")))
     if data.get("degraded"):
         lines.append(f"(degraded: {data.get('degraded_reason')})")
-    if not data["hits"]:
+    if not hits:
         lines.append("(no hits)")
     return "\n".join(lines)
 

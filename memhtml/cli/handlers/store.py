@@ -7,7 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from memhtml.cli.main import Invocation
-from memhtml.contracts.errors import InvalidOpError, PathNotFoundError
+from memhtml.contracts.errors import (
+    InvalidOpError,
+    PathNotFoundError,
+    UnexpectedArgumentError,
+)
 
 
 def init(inv: Invocation) -> dict[str, Any]:
@@ -35,32 +39,41 @@ def write(inv: Invocation, **params: Any) -> dict[str, Any]:
     return dict(corpus.write(title=title, claim=claim, type=mtype, body=body, **fields))
 
 
-def apply(inv: Invocation, file: str = "-", continue_on_error: bool = False) -> dict[str, Any]:
-    """Apply a JSONL op stream as one commit."""
-    from memhtml.contracts.errors import MemhtmlError
-    from memhtml.ops.batch import parse_jsonl
+def apply(
+    inv: Invocation,
+    file: str | None = None,
+    file_option: str | None = None,
+    continue_on_error: bool = False,
+) -> dict[str, Any]:
+    """Apply a JSONL op stream as one commit (the file positionally, as --file, or - for stdin)."""
+    from memhtml.ops.batch import parse_jsonl_lines
 
-    if file == "-":
-        text = sys.stdin.read()
-    else:
-        source = Path(file)
-        if not source.is_file():
-            raise PathNotFoundError(f"no ops file at {file}")
-        try:
-            text = source.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidOpError(f"{file} is not UTF-8 text") from exc
-    ops = parse_jsonl(text)
-    outcome = inv.corpus().run_ops(ops, continue_on_error=continue_on_error)
-    if outcome.aborted and outcome.failure is not None:
-        failed = next(r for r in outcome.results if not r["ok"] and not r.get("skipped"))
-        err: MemhtmlError = type(outcome.failure)(
-            f"op {failed['index'] + 1} failed ({outcome.failure.message}); nothing was committed",
-            suggestions=["fix that op, or pass --continue-on-error to commit the rest"],
-            details=outcome.to_data(),
+    if file is not None and file_option is not None and file != file_option:
+        raise UnexpectedArgumentError(
+            f"two ops files given ({file} and --file {file_option}); give one",
+            suggestions=["memhtml help apply"],
         )
-        raise err
+    source = file or file_option or "-"
+    ops, lines = parse_jsonl_lines(_read_ops(source))
+    outcome = inv.corpus().run_ops(ops, continue_on_error=continue_on_error)
+    for result in outcome.results:
+        result["line"] = lines[result["index"]]
+    error = outcome.error(continue_flag="--continue-on-error", lines=lines)
+    if error is not None:
+        raise error
     return outcome.to_data()
+
+
+def _read_ops(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    path = Path(source).expanduser()
+    if not path.is_file():
+        raise PathNotFoundError(f"no ops file at {source}", suggestions=["memhtml help apply"])
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidOpError(f"{source} is not UTF-8 text") from exc
 
 
 def read(inv: Invocation, path: str, session_id: str | None = None) -> dict[str, Any]:

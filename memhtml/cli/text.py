@@ -1,0 +1,146 @@
+"""Text for a person at a terminal: clipping, and help pages read from the manifest entries.
+
+Only the terminal renderings use this; an envelope never carries clipped text.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from typing import Any, Final
+
+from memhtml.cli.spec import describe_range
+
+ELLIPSIS: Final = "…"
+WIDTH: Final = 100
+_METAVAR: Final = {"str": "TEXT", "int": "N", "float": "NUM", "bool": ""}
+
+
+def clip(text: str, width: int) -> str:
+    """`text` on one line in at most `width` characters, cut at a word boundary with `…`.
+
+    A single word longer than the width is cut inside it (still with `…`).
+    """
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    room = max(width - len(ELLIPSIS), 1)
+    cut = flat[: room + 1]
+    space = cut.rfind(" ")
+    head = cut[:space] if space > 0 else flat[:room]
+    return head.rstrip(" ,;:-—") + ELLIPSIS
+
+
+def _param_left(p: dict[str, Any]) -> str:
+    if p["kind"] == "argument":
+        return f"<{p['name']}>"
+    meta = p.get("metavar") or _METAVAR[p["type"]]
+    return f"{p['name']} {meta}".rstrip()
+
+
+def _param_right(p: dict[str, Any]) -> str:
+    notes: list[str] = []
+    if p["required"]:
+        notes.append("required")
+    if p["repeatable"] and "repeatable" not in p["help"]:
+        notes.append("repeatable")
+    if "default" in p and p["type"] != "bool":
+        notes.append(f"default {p['default']}")
+    bounds = describe_range(p.get("minimum"), p.get("maximum"))
+    if bounds:
+        notes.append(bounds)
+    if "choices" in p:
+        notes.append("one of: " + ", ".join(p["choices"]))
+    return p["help"] + (f" [{'; '.join(notes)}]" if notes else "")
+
+
+def _rows(pairs: Sequence[tuple[str, str]], indent: int = 2) -> list[str]:
+    if not pairs:
+        return []
+    left = min(max(len(a) for a, _ in pairs), 26) + 2
+    lines = []
+    for a, b in pairs:
+        pad = " " * indent
+        wrapped = textwrap.wrap(b, WIDTH - indent - left) or [""]
+        if len(a) >= left:
+            lines.append(pad + a)
+            lines += [pad + " " * left + w for w in wrapped]
+        else:
+            lines.append(pad + a.ljust(left) + wrapped[0])
+            lines += [pad + " " * left + w for w in wrapped[1:]]
+    return lines
+
+
+def overview(version: str, commands: Sequence[dict[str, Any]], globals_: Sequence[Any]) -> str:
+    """`memhtml` / `memhtml --help` on a terminal: what the tool is and its commands."""
+    names = [(c["name"], c["summary"]) for c in commands]
+    flags = [(_param_left(p.describe()), p.help) for p in globals_]
+    usage = " ".join(f"[{_param_left(p.describe())}]" for p in globals_)
+    return "\n".join(
+        [
+            f"memhtml {version}: long-term memory for agents, as git + semantic HTML + SQLite",
+            "",
+            f"usage: memhtml {usage} <command> [arguments]",
+            "",
+            "commands:",
+            *_rows(names),
+            "",
+            "global flags (before or after the command):",
+            *_rows(flags),
+            "",
+            "memhtml help <command>    one command in detail (same as: memhtml <command> --help)",
+            "memhtml manifest          the whole contract as JSON, for programs and agents",
+            "Off a terminal, or with --json, every command prints one JSON envelope.",
+        ]
+    )
+
+
+def group(commands: Sequence[dict[str, Any]]) -> str:
+    """`memhtml help index` on a terminal: the commands of one group."""
+    return "\n".join(["commands:", *_rows([(c["name"], c["summary"]) for c in commands])])
+
+
+def command_page(c: dict[str, Any], globals_: Sequence[Any]) -> str:
+    """`memhtml help search` (or `memhtml search --help`) on a terminal."""
+    args = [p for p in c["params"] if p["kind"] == "argument"]
+    flags = [p for p in c["params"] if p["kind"] == "flag"]
+    usage = " ".join(
+        [f"memhtml {c['name']}"]
+        + [f"<{p['name']}>{'...' if p['repeatable'] else ''}" for p in args]
+        + (["[flags]"] if flags else [])
+    )
+    lines = [f"usage: {usage}", "", *textwrap.wrap(c["summary"], WIDTH)]
+    if c.get("details"):
+        lines += ["", *textwrap.wrap(c["details"], WIDTH)]
+    if args:
+        lines += ["", "arguments:", *_rows([(_param_left(p), _param_right(p)) for p in args])]
+    if flags:
+        lines += ["", "flags:", *_rows([(_param_left(p), _param_right(p)) for p in flags])]
+    lines += ["", "global flags: " + ", ".join(_param_left(p.describe()) for p in globals_)]
+    needs = "" if c["needs_repo"] else "  (works without a repository)"
+    lines += [f"answers: {c['response_type']}{needs}"]
+    if c["errors"]:
+        lines += textwrap.wrap("errors: " + ", ".join(c["errors"]), WIDTH)
+    if c["examples"]:
+        lines += ["", "examples:", *(f"  {e}" for e in c["examples"])]
+    return "\n".join(lines)
+
+
+def score_ranks(scores: Sequence[float]) -> list[int | None]:
+    """Per listed hit, its rank by score where that differs from its place, else None.
+
+    MMR reorders hits to trade relevance against redundancy, so a listing's
+    scores need not fall monotonically; this says where each hit would sit by
+    score alone (ties keep their listed order).
+    """
+    by_score = sorted(range(len(scores)), key=lambda i: -scores[i])
+    rank = {i: r for r, i in enumerate(by_score, start=1)}
+    return [rank[i] if rank[i] != i + 1 else None for i in range(len(scores))]
+
+
+def mmr_note(mmr_lambda: float | None) -> str:
+    """The footnote for a listing whose order is not its score order."""
+    setting = f" (lambda {mmr_lambda})" if mmr_lambda is not None else ""
+    return (
+        f"(score #N) = place by score alone; MMR{setting} reorders hits to repeat each other less"
+    )
