@@ -134,12 +134,12 @@ class BatchOutcome:
 
 def _op(raw: dict[str, Any]) -> AnyOp:
     """One op from keyword arguments; a refused field is ERR_INVALID_MEMORY, not a crash."""
-    from memhtml.ops.batch import validate_ops
+    from memhtml.ops.batch import validate_op
 
     try:
-        return validate_ops([raw])[0]
+        return validate_op(raw)
     except InvalidOpError as exc:
-        raise InvalidMemoryError(exc.message.replace("op 1: ", "", 1)) from exc
+        raise InvalidMemoryError(exc.message) from exc
 
 
 def _op_name(op: AnyOp) -> str:
@@ -201,11 +201,26 @@ class Corpus:
 
     # -- wiring ----------------------------------------------------------------
     def require_repo(self) -> None:
-        """Raise RepoRequiredError unless the root is a git work tree."""
+        """Raise RepoRequiredError unless the root is a memory root `init` made.
+
+        Any git repository is not a memory root: pointed at a code repository
+        by mistake, a write would commit `areas/inbox/...` into it and leave the
+        index files untracked and unignored. A root is initialised when it holds
+        the side folders `init` creates (ours or the original memhtml's), or a
+        `.gitignore` that names the index.
+        """
         if not (self.root / ".git").exists():
             raise RepoRequiredError(
                 f"no memhtml repository at {self.root}",
                 suggestions=[f"memhtml init --repo {self.root}", "set MEMHTML_ROOT"],
+            )
+        if not is_initialised(self.root):
+            raise RepoRequiredError(
+                f"{self.root} is a git repository but not a memory root (never initialised)",
+                suggestions=[
+                    f"memhtml init --repo {self.root}",
+                    "point --repo or MEMHTML_ROOT at your memory root",
+                ],
             )
 
     @property
@@ -599,7 +614,11 @@ class Corpus:
     def apply(
         self, ops: Iterable[Mapping[str, Any] | AnyOp], *, continue_on_error: bool = False
     ) -> BatchOutcome:
-        """Apply many ops as one commit. Raises InvalidOpError naming the first malformed op."""
+        """Apply many ops as one commit.
+
+        Raises InvalidOpError (or InvalidPathError for a bad memory path) naming
+        the first op refused up front; nothing runs then.
+        """
         from memhtml.ops.batch import validate_ops
 
         return self.run_ops(validate_ops(ops), continue_on_error=continue_on_error)
@@ -699,6 +718,18 @@ class Corpus:
         bumped, cooled = bump(self.conn, known, signal, self.clock())
         missing = [p for p in paths if p not in known]
         return {"bumped": bumped, "cooled_down": cooled, "missing": missing, "signal": signal}
+
+
+def is_initialised(root: Path) -> bool:
+    """True when `root` carries what `memhtml init` lays down (either implementation's)."""
+    side = root / ".memhtml"
+    if (side / "state").is_dir() or (side / "sleep").is_dir():
+        return True
+    try:
+        ignore = (root / ".gitignore").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return ".memhtml/index.db" in ignore
 
 
 def open_corpus(

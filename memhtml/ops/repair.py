@@ -6,7 +6,8 @@ What it repairs, each reported:
   files of atomic writes, a stale `.git/index.lock` (memhtml.store.recovery);
 * authored links whose target is gone: rewritten along the target's resolve
   chain (to the replacement of a corrected memory, to the archive copy of an
-  archived one); a link whose target nothing explains is left and reported;
+  archived one), or along history's renames for a memory moved by hand with
+  `git mv`; a link whose target nothing explains is left and reported;
 * usage rows (the state plane) whose memory moved: moved to the memory's new
   path, so salience is not lost and the rows are not orphans.
 
@@ -23,10 +24,13 @@ from memhtml.index.db import write_transaction
 from memhtml.index.identity import follow
 from memhtml.index.writer import move_access
 from memhtml.store.git import commit_subject
+from memhtml.store.history import renames
 from memhtml.store.recovery import sweep_temp_files
 
 if TYPE_CHECKING:
     from memhtml.ops.corpus import Corpus
+
+PREFIXES = ("projects/", "areas/", "resources/", "archive/")
 
 DANGLING_SQL = (
     "SELECT e.src_path, e.rel, e.dst_path FROM edges e WHERE e.derived = 0 AND NOT EXISTS"
@@ -53,10 +57,28 @@ def fix_corpus(corpus: Corpus) -> dict[str, Any]:
         view = TreeView(corpus.root)
         relinked: list[dict[str, str]] = []
         links_left: list[dict[str, str]] = []
+        moves: dict[str, str] | None = None  # hand moves from history, read when needed
+
+        def destination(path: str, first_hop: bool = False) -> str | None:
+            nonlocal moves
+            chain = follow(conn, path)
+            if chain.hops:
+                return chain.hops[0]["to"] if first_hop else chain.resolved
+            if moves is None:
+                moves = renames(corpus.git, PREFIXES)
+            seen = {path}
+            while path in moves and moves[path] not in seen:
+                path = moves[path]
+                seen.add(path)
+            if path in seen and len(seen) == 1:
+                return None
+            if conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone():
+                return path if first_hop else (follow(conn, path).resolved or path)
+            return None
+
         for src, rel, dst in conn.execute(DANGLING_SQL).fetchall():
             entry = {"src_path": src, "rel": rel, "from": dst}
-            chain = follow(conn, dst)
-            target = chain.resolved if chain.hops else None
+            target = destination(dst)
             if target is None or target == src:
                 links_left.append({**entry, "reason": "nothing in the index explains the target"})
                 continue
@@ -84,9 +106,8 @@ def fix_corpus(corpus: Corpus) -> dict[str, Any]:
         access_left: list[str] = []
         with write_transaction(conn):
             for (path,) in conn.execute(ORPHAN_ACCESS_SQL).fetchall():
-                chain = follow(conn, path)
                 # The rows follow the memory itself (its first move), not its successor.
-                target = chain.hops[0]["to"] if chain.hops else None
+                target = destination(path, first_hop=True)
                 if target is not None and move_access(conn, path, target):
                     access_moved.append({"from": path, "to": target})
                 else:

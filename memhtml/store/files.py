@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Final
 
 from memhtml.contracts.errors import InvalidPathError, StorageError
+from memhtml.contracts.paths import is_memory_path
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,10 @@ def resolve_inside(root: Path, rel: str, cache: dict[str, str] | None = None) ->
         resolved = os.path.realpath(resolved)
     if resolved != real_root and not resolved.startswith(real_root + os.sep):
         raise InvalidPathError(f"path {rel!r} resolves outside the memory root")
+    inside = resolved[len(real_root) + 1 :]
+    if inside != rel and not is_memory_path(inside):
+        # An in-tree symlink to `.git/config` or another non-memory file is not a memory.
+        raise InvalidPathError(f"path {rel!r} is a link to {inside!r}, which is not a memory file")
     return candidate
 
 

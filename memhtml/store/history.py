@@ -79,3 +79,30 @@ def path_reuse(git: Git, prefixes: tuple[str, ...]) -> list[dict[str, Any]]:
                 }
             )
     return reused
+
+
+def renames(git: Git, prefixes: tuple[str, ...]) -> dict[str, str]:
+    """Where each path HEAD's history moved went (old -> new, the latest move of each path).
+
+    One `git log` with rename detection: what `doctor --fix` consults when the
+    index cannot explain a link's target, for memories moved by hand with
+    `git mv` rather than archived or corrected.
+    """
+    head = git.head()
+    if head is None:
+        return {}
+    out = git.run(
+        "log", "-M", "--diff-filter=R", "--name-status", "-z", "--format=", head, "--", *prefixes
+    )
+    fields = [f.decode("utf-8", "surrogateescape") for f in out.split(b"\x00")]
+    moved: dict[str, str] = {}
+    i = 0
+    while i + 2 < len(fields):
+        status = fields[i].strip()
+        if status.startswith("R"):
+            old, new = fields[i + 1], fields[i + 2]
+            moved.setdefault(old, new)  # newest first: keep the latest move
+            i += 3
+        else:
+            i += 1
+    return moved

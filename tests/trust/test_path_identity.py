@@ -56,3 +56,19 @@ def test_rebuilt_index_still_knows_retired_paths(corpus: Any, repo: Path) -> Non
     git(repo, "commit", "-qm", "move by hand")
     corpus.index.rebuild()
     assert corpus.write(title="moved", claim="Another fact.")["path"] != old
+
+
+def test_a_git_repository_that_was_never_initialised_is_refused(tmp_path: Path) -> None:
+    import pytest
+
+    import memhtml
+    from memhtml.contracts.errors import RepoRequiredError
+
+    code_repo = tmp_path / "code"
+    code_repo.mkdir()
+    git(code_repo, "init", "-q")
+    with pytest.raises(RepoRequiredError) as err:
+        memhtml.open(code_repo, embedder="fake")
+    assert "memhtml init" in err.value.suggestions[0]
+    assert not (code_repo / ".memhtml").exists()
+    assert not (code_repo / "areas").exists()
