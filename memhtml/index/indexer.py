@@ -23,7 +23,7 @@ from memhtml.html import MemoryDocument, parse_memory
 from memhtml.index import writer
 from memhtml.index.db import watermark, write_transaction
 from memhtml.index.project import Projection, project_file
-from memhtml.store.git import Git, blob_sha
+from memhtml.store.git import Git, StatusEntry, blob_sha
 
 log = logging.getLogger("memhtml.index")
 PREFIXES: Final[tuple[str, ...]] = tuple(f"{b}/" for b in PARA_BUCKETS)
@@ -132,6 +132,16 @@ def _project_bytes(
     return _Parsed(project_file(doc, path, sha), None)
 
 
+def dirty_of(entries: Iterable[StatusEntry]) -> set[str]:
+    """The indexable paths among `git status` entries."""
+    return {
+        p
+        for entry in entries
+        for p in (entry.path, entry.old_path)
+        if p is not None and indexable(p)
+    }
+
+
 class Indexer:
     """Keeps one index plane in step with one repository."""
 
@@ -175,12 +185,7 @@ class Indexer:
 
     def dirty_paths(self, *, read_only: bool = False) -> set[str]:
         """Indexable paths the working tree has uncommitted (staged, unstaged, untracked)."""
-        return {
-            p
-            for entry in self.git.status(PREFIXES, read_only=read_only)
-            for p in (entry.path, entry.old_path)
-            if p is not None and indexable(p)
-        }
+        return dirty_of(self.git.status(PREFIXES, read_only=read_only))
 
     def overlay(self) -> dict[str, str | None]:
         """Paths indexed from the working tree -> blob id of the bytes read (None: absent)."""

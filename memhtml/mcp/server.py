@@ -116,6 +116,9 @@ class MemhtmlMCP:
             from memhtml.ops.corpus import open_corpus
 
             self._corpus = open_corpus(self.root)
+            # A long-lived reader: let the kernel say when the tree changed, so a
+            # search skips `git status` while nothing did (memhtml.store.watch).
+            self._corpus.watch_tree()
         return self._corpus
 
     def close(self) -> None:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from memhtml.ops.batch import AnyOp
     from memhtml.ops.indexing import IndexFacade
     from memhtml.store.files import FileChange
+    from memhtml.store.watch import TreeWatcher
 
 log = logging.getLogger("memhtml")
 _OP_VERB = {"write": "write", "correct": "correct", "archive": "archive", "link": "link"}
@@ -198,6 +199,8 @@ class Corpus:
         self._embedder_error: MemhtmlError | None = None
         self._matrix: tuple[str, LoadedMatrix | None] | None = None
         self._norms: tuple[tuple[int, int], Any] | None = None
+        self._watcher: TreeWatcher | None = None
+        self._tree_verified = False  # with a watcher: no event since the last exact check
 
     # -- wiring ----------------------------------------------------------------
     def require_repo(self) -> None:
@@ -294,8 +297,34 @@ class Corpus:
             self._norms = (key, row_norms(matrix.vectors[: matrix.rows]))
         return self._norms[1]
 
+    def watch_tree(self) -> bool:
+        """For a long-lived process: skip a read's `git status` while the kernel reports no
+        change under the memory folders (memhtml.store.watch). True when watching works."""
+        from memhtml.contracts.vocab import PARA_BUCKETS
+        from memhtml.store.watch import TreeWatcher
+
+        if self._watcher is None:
+            self._watcher = TreeWatcher(self.root, PARA_BUCKETS)
+            self._tree_verified = False
+        return self._watcher.active
+
+    def _tree_unchanged(self) -> bool:
+        """True when a watcher vouches that nothing changed since the last exact check."""
+        if self._watcher is None:
+            return False
+        if self._watcher.drain():
+            self._tree_verified = False
+        return self._tree_verified
+
+    def _verified(self, exact: bool) -> bool:
+        self._tree_verified = exact and self._watcher is not None
+        return exact
+
     def close(self) -> None:
         """Close the index connection."""
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -343,14 +372,47 @@ class Corpus:
         from memhtml.index.db import watermark
 
         head = self.git.head_fast()
-        if head is not None and watermark(self.conn) == head and not self.indexer.worktree_drift():
+        at_head = head is not None and watermark(self.conn) == head
+        if at_head and self._tree_unchanged():
             return True
+        if at_head and not self.indexer.worktree_drift():
+            return self._verified(True)
         try:
             with self.lock.hold(timeout=0.5):
                 self.sync(worktree=True)
         except WriteConflictError:
-            return False
-        return True
+            return self._verified(False)
+        return self._verified(True)
+
+    def begin_catch_up(self) -> Any:
+        """Start a read's freshness check without waiting for it (see `end_catch_up`).
+
+        Commits behind the index are caught up now (rare: a hand commit); the
+        working-tree check (`git status`) starts in the background, so a read
+        ranks its query while git stats the tree on the other core.
+        """
+        from memhtml.index.db import watermark
+        from memhtml.index.indexer import PREFIXES
+
+        head = self.git.head_fast()
+        if head is None or watermark(self.conn) != head:
+            return self.catch_up()
+        if self._tree_unchanged():
+            return True
+        return (head, self.git.start_status(PREFIXES, read_only=True))
+
+    def end_catch_up(self, probe: Any) -> bool | None:
+        """Finish a `begin_catch_up`: True or False as `catch_up` answers, or None when the
+        tree had drifted and the index was just caught up (the read must run again)."""
+        from memhtml.index.indexer import dirty_of
+
+        if isinstance(probe, bool):
+            return probe
+        head, proc = probe
+        entries = self.git.finish_status(proc)
+        if self.git.head_fast() == head and not self.indexer.worktree_drift(dirty_of(entries)):
+            return self._verified(True)
+        return None if self.catch_up() else False
 
     # -- the write doors ---------------------------------------------------------
     def run_ops(

@@ -18,6 +18,7 @@ from memhtml.index.retrieval import (
     RERANK_POOL,
     Hit,
     SearchResult,
+    check_query,
     fused_rows,
     resolve_weights,
     rows_to_hits,
@@ -180,20 +181,27 @@ def _fuse(
     if k_value < 1:
         raise InvalidFlagError("k must be >= 1")
     scope = _scope(filters)
-    fresh = corpus.catch_up()
-    candidates, reason, share, qvec = query_vector(corpus, query, w, scope, arm_limit)
-    rows, arms = fused_rows(
-        corpus.conn,
-        query,
-        scope=scope,
-        weights=w,
-        k=k_value,
-        vector=candidates,
-        now=corpus.clock(),
-        pool=pool(config),
-        arm_limit=arm_limit,
-        rerank_pool=_rerank_pool(config, rerank_pool),
-    )
+    probe = corpus.begin_catch_up()
+    while True:
+        # Ranked while `git status` checks the tree; ranked again in the rare case
+        # the tree had drifted and the index was caught up meanwhile.
+        candidates, reason, share, qvec = query_vector(corpus, query, w, scope, arm_limit)
+        rows, arms = fused_rows(
+            corpus.conn,
+            query,
+            scope=scope,
+            weights=w,
+            k=k_value,
+            vector=candidates,
+            now=corpus.clock(),
+            pool=pool(config),
+            arm_limit=arm_limit,
+            rerank_pool=_rerank_pool(config, rerank_pool),
+        )
+        fresh = corpus.end_catch_up(probe)
+        if fresh is not None:
+            break
+        probe = True
     return _Fusion(list(rows), arms, w, k_value, config, reason, share, qvec, fresh)
 
 
@@ -214,6 +222,7 @@ def search(
     """Rank memories for `query`: RRF over the four arms in one statement, then MMR."""
     if not query or not query.strip():
         raise InvalidFlagError("the query is empty")
+    check_query(query)
     limit = max(1, min(int(limit), MAX_LIMIT))
     arm_limit = max(arm_limit, limit)
     lam_value: float | None = None
@@ -372,6 +381,7 @@ def recall(
     corpus: Corpus, query: str, *, budget: int = MEMORY_BODY_BUDGET, **filters: Any
 ) -> dict[str, Any]:
     """A disclosure pack: arcs and memories folded separately under their budgets."""
+    check_query(query)
     if budget < 0:
         raise InvalidFlagError("budget must be >= 0")
     fusion = _fuse(corpus, query, weights=None, k=None, filters=filters, pool=lambda _: RECALL_POOL)
@@ -438,6 +448,7 @@ def capture_arms(
     and vector produced, so a replay that zeroes fts or vector keeps the pool
     the capture saw; the SQL statement would shrink it.)
     """
+    check_query(query)
     fusion = _fuse(
         corpus,
         query,

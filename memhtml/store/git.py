@@ -230,14 +230,9 @@ class Git:
                 i += 2
         return entries
 
-    def status(self, prefixes: Sequence[str] = (), *, read_only: bool = False) -> list[StatusEntry]:
-        """Uncommitted changes (staged or not) and untracked files, porcelain v2.
-
-        `read_only` (for readers that do not hold the repository lock) keeps git
-        from refreshing its index file, so a reader never takes `.git/index.lock`
-        from under a writer.
-        """
-        out = self.run(
+    def _status_argv(self, prefixes: Sequence[str], read_only: bool) -> list[str]:
+        return [
+            "git",
             *(("--no-optional-locks",) if read_only else ()),
             "status",
             "--porcelain=v2",
@@ -246,41 +241,43 @@ class Git:
             "--no-renames",
             "--",
             *prefixes,
-        )
-        fields = out.split(b"\x00")
-        entries: list[StatusEntry] = []
-        i = 0
-        while i < len(fields):
-            rec = fields[i]
-            i += 1
-            if not rec:
-                continue
-            kind = rec[:1]
-            if kind == b"1":
-                parts = rec.split(b" ", 8)
-                xy = parts[1].decode()
-                path = parts[8].decode("utf-8", "surrogateescape")
-                entries.append(StatusEntry("changed", path, None, "D" in xy))
-            elif kind == b"2":
-                parts = rec.split(b" ", 9)
-                path = parts[9].decode("utf-8", "surrogateescape")
-                old = fields[i].decode("utf-8", "surrogateescape")
-                i += 1
-                entries.append(StatusEntry("renamed", path, old, False))
-            elif kind == b"u":
-                parts = rec.split(b" ", 10)
-                entries.append(
-                    StatusEntry(
-                        "unmerged", parts[10].decode("utf-8", "surrogateescape"), None, False
-                    )
-                )
-            elif kind == b"?":
-                entries.append(
-                    StatusEntry(
-                        "untracked", rec[2:].decode("utf-8", "surrogateescape"), None, False
-                    )
-                )
-        return entries
+        ]
+
+    def status(self, prefixes: Sequence[str] = (), *, read_only: bool = False) -> list[StatusEntry]:
+        """Uncommitted changes (staged or not) and untracked files, porcelain v2.
+
+        `read_only` (for readers that do not hold the repository lock) keeps git
+        from refreshing its index file, so a reader never takes `.git/index.lock`
+        from under a writer.
+        """
+        return parse_status(self.run(*self._status_argv(prefixes, read_only)[1:]))
+
+    def start_status(
+        self, prefixes: Sequence[str] = (), *, read_only: bool = True
+    ) -> subprocess.Popen[bytes]:
+        """`status` started in the background; `finish_status` collects it.
+
+        A read starts it, ranks its query meanwhile (git and Python run on two
+        cores at once), and only then looks at the answer.
+        """
+        try:
+            return subprocess.Popen(
+                self._status_argv(prefixes, read_only),
+                cwd=self.root,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self._env(),
+            )
+        except FileNotFoundError as exc:
+            raise GitError("git is not installed or not on PATH") from exc
+
+    @staticmethod
+    def finish_status(proc: subprocess.Popen[bytes]) -> list[StatusEntry]:
+        """The entries of a `start_status` run (GitError when git failed)."""
+        out, err = proc.communicate()
+        if proc.returncode != 0:
+            raise GitError(f"git status failed: {err.decode('utf-8', 'replace').strip()}")
+        return parse_status(out)
 
     def staged_paths(self) -> list[str]:
         """Paths whose index entry differs from HEAD (a user's staged work)."""
@@ -372,3 +369,37 @@ class Git:
         """Put the index entries of `paths` back to HEAD (after a failed commit)."""
         if paths and self.head():
             self.run("reset", "-q", "HEAD", "--", *paths, check=False)
+
+
+def parse_status(out: bytes) -> list[StatusEntry]:
+    """Entries of `git status --porcelain=v2 -z` output."""
+    fields = out.split(b"\x00")
+    entries: list[StatusEntry] = []
+    i = 0
+    while i < len(fields):
+        rec = fields[i]
+        i += 1
+        if not rec:
+            continue
+        kind = rec[:1]
+        if kind == b"1":
+            parts = rec.split(b" ", 8)
+            xy = parts[1].decode()
+            path = parts[8].decode("utf-8", "surrogateescape")
+            entries.append(StatusEntry("changed", path, None, "D" in xy))
+        elif kind == b"2":
+            parts = rec.split(b" ", 9)
+            path = parts[9].decode("utf-8", "surrogateescape")
+            old = fields[i].decode("utf-8", "surrogateescape")
+            i += 1
+            entries.append(StatusEntry("renamed", path, old, False))
+        elif kind == b"u":
+            parts = rec.split(b" ", 10)
+            entries.append(
+                StatusEntry("unmerged", parts[10].decode("utf-8", "surrogateescape"), None, False)
+            )
+        elif kind == b"?":
+            entries.append(
+                StatusEntry("untracked", rec[2:].decode("utf-8", "surrogateescape"), None, False)
+            )
+    return entries

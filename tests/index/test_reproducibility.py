@@ -38,12 +38,14 @@ def git(root: Path, *args: str) -> None:
 class IndexMachine(RuleBasedStateMachine):
     """Drives a real repository and its index."""
 
-    @initialize()
-    def setup(self) -> None:
+    @initialize(watch=st.booleans())
+    def setup(self, watch: bool) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="memhtml-stateful-"))
         self.root = self.tmp / "memory"
         init_repo(self.root)
         self.corpus: Any = memhtml.open(self.root, embedder="fake")
+        if watch:  # as the MCP server does: reads trust the kernel's change events
+            self.corpus.watch_tree()
         self.counter = 0
 
     def _live(self) -> list[str]:
