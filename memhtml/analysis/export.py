@@ -14,13 +14,14 @@ picks them (the first chunk by seq).
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from memhtml.contracts.errors import InvalidFlagError, StorageError
+from memhtml.contracts.errors import ExtraRequiredError, InvalidFlagError, StorageError
 from memhtml.domain.vectors import vector_from_blob
 
 if TYPE_CHECKING:
@@ -74,6 +75,31 @@ PROJECTIONS: Final[tuple[Projection, ...]] = (
 )
 TABLE_NAMES: Final[tuple[str, ...]] = tuple(p.name for p in PROJECTIONS)
 FORMATS: Final[tuple[str, ...]] = ("parquet",)
+
+
+RESEARCH_MODULES: Final[tuple[str, ...]] = ("polars", "pyarrow", "duckdb")
+
+
+def require_research(*modules: str) -> None:
+    """Raise ExtraRequiredError naming the `research` extra unless `modules` import.
+
+    Called at the top of every entry point that needs them, so a missing extra
+    is one clear error (ERR_EXTRA_REQUIRED), never a storage failure or an
+    ImportError halfway through an export.
+    """
+    missing = []
+    for name in modules or RESEARCH_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        raise ExtraRequiredError(
+            f"this needs the research extra, and {', '.join(missing)}"
+            f" {'is' if len(missing) == 1 else 'are'} not installed",
+            suggestions=["pip install 'memhtml[research]'"],
+            details={"extra": "research", "missing": missing},
+        )
 
 
 def _ro_uri(path: Path) -> str:
@@ -142,6 +168,7 @@ def _arrow_type(declared: str) -> pa.DataType:
 
 def read_arrow(conn: sqlite3.Connection, projection: Projection) -> pa.Table:
     """One projection as an Arrow table typed from the declared column types."""
+    require_research("pyarrow")
     import pyarrow as pa
 
     if not _table_exists(conn, projection.schema, projection.table):
@@ -173,6 +200,7 @@ def _projections(tables: Iterable[str] | None) -> list[Projection]:
 
 def arrow_tables(root: Path, tables: Iterable[str] | None = None) -> dict[str, pa.Table]:
     """Every projection (or the named ones) of a root's index as Arrow tables."""
+    require_research("pyarrow")
     conn = connect_readonly(root)
     try:
         return {p.name: read_arrow(conn, p) for p in _projections(tables)}
@@ -182,6 +210,7 @@ def arrow_tables(root: Path, tables: Iterable[str] | None = None) -> dict[str, p
 
 def frames(root: Path, tables: Iterable[str] | None = None) -> dict[str, pl.DataFrame]:
     """Every projection (or the named ones) as Polars frames."""
+    require_research("polars", "pyarrow")
     import polars as pl
 
     out: dict[str, pl.DataFrame] = {}
@@ -195,6 +224,7 @@ def register_duckdb(
     con: duckdb.DuckDBPyConnection | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """Register each table as a view of an in-process DuckDB connection (through Arrow)."""
+    require_research("duckdb", "polars", "pyarrow")
     import duckdb
     import polars as pl
 
@@ -209,6 +239,7 @@ def write_parquet(
     tables: Mapping[str, pa.Table | pl.DataFrame], out_dir: Path
 ) -> list[dict[str, Any]]:
     """Write `<name>.parquet` per table into out_dir; one report row per table."""
+    require_research("polars", "pyarrow")
     import polars as pl
     import pyarrow.parquet as pq
 
@@ -264,14 +295,7 @@ def export_root(
     """
     if fmt not in FORMATS:
         raise InvalidFlagError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
-    try:
-        import polars  # noqa: F401
-        import pyarrow  # noqa: F401
-    except ImportError as exc:
-        raise StorageError(
-            f"exporting needs the research extra: {exc}",
-            suggestions=["pip install 'memhtml[research]'"],
-        ) from exc
+    require_research("polars", "pyarrow")
     state = _index_state(root)
     written = write_parquet(arrow_tables(root, tables), Path(out_dir))
     return {
@@ -355,5 +379,6 @@ __all__ = [
     "path_vectors",
     "read_arrow",
     "register_duckdb",
+    "require_research",
     "write_parquet",
 ]

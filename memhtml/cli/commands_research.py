@@ -40,7 +40,7 @@ RESEARCH_COMMANDS: Final[tuple[Command, ...]] = (
             ),
             Param("table", "only this table (repeatable)", multiple=True, choices=EXPORT_TABLES),
         ),
-        errors=("ERR_REPO_REQUIRED", "ERR_STORAGE", "ERR_INVALID_FLAG"),
+        errors=("ERR_REPO_REQUIRED", "ERR_STORAGE", "ERR_INVALID_FLAG", "ERR_EXTRA_REQUIRED"),
         examples=("memhtml export --format parquet --out /tmp/memhtml-export",),
         details=(
             "Reads index.db and state.db through a read-only connection (the export never"

@@ -297,7 +297,12 @@ COMMANDS = (
         "memory.hits",
         f"{H}.query:search",
         params=(
-            Param("query", "what to look for", positional=True, required=True),
+            Param(
+                "query",
+                "what to look for (at most 4,096 characters)",
+                positional=True,
+                required=True,
+            ),
             Param("limit", "how many hits", type="int", default=10, minimum=1, maximum=500),
             *_SCOPE,
             Param("facet", "facet filter name=value (repeatable)", multiple=True),
@@ -307,7 +312,7 @@ COMMANDS = (
             *_SEARCH_TUNING,
             Param("embedder", "embedder for the query: local, fake, bedrock, off"),
         ),
-        errors=("ERR_INVALID_FLAG", "ERR_REPO_REQUIRED"),
+        errors=("ERR_INVALID_FLAG", "ERR_INPUT_TOO_LARGE", "ERR_REPO_REQUIRED"),
         examples=('memhtml search "one writer many readers" --explain',),
         details=(
             "Never bumps salience. When no query vector can be had (embedder off or missing,"
@@ -320,7 +325,9 @@ COMMANDS = (
         "recall.pack",
         f"{H}.query:recall",
         params=(
-            Param("query", "what to recall", positional=True, required=True),
+            Param(
+                "query", "what to recall (at most 4,096 characters)", positional=True, required=True
+            ),
             Param(
                 "budget",
                 "character budget for memory bodies",
@@ -331,7 +338,7 @@ COMMANDS = (
             *_SCOPE,
             Param("embedder", "embedder for the query: local, fake, bedrock, off"),
         ),
-        errors=("ERR_INVALID_FLAG", "ERR_REPO_REQUIRED"),
+        errors=("ERR_INVALID_FLAG", "ERR_INPUT_TOO_LARGE", "ERR_REPO_REQUIRED"),
     ),
     Command(
         "reinforce",

@@ -4,6 +4,13 @@ A memory path is root-relative, POSIX-separated, under one of the PARA
 buckets, and ends in ``.html``. ``archive/<YYYY>/<original-path>`` is
 injective and reversible, so ``git log --follow`` reads through a memory's
 whole life and a citation to the original path can always be re-found.
+
+What a filesystem, a listing or a URI reader would get wrong is refused here,
+at validation time, so no later open fails with an OSError: a name over 255
+bytes or a path over 1024 bytes, control and invisible format characters
+(bidirectional overrides, zero-width spaces: they spoof names in listings and
+diffs), and percent-escapes that decode to a separator, a dot segment or such
+a character (a `memhtml://file/` reader or an href decodes them first).
 """
 
 from __future__ import annotations
@@ -18,8 +25,24 @@ from memhtml.contracts.vocab import GENERATED_NAMES, PARA_BUCKETS, TASKS_SUBDIR
 
 SLUG_MAX: Final = 80
 SLUG_FALLBACK: Final = "untitled"
-MAX_PATH_CHARS: Final = 1024
+# Byte limits, because filesystems count bytes: NAME_MAX is 255 on every
+# common one, and a name past it is `OSError: File name too long` at the first
+# open. The whole path is capped well under PATH_MAX (4096) so the root it
+# lives under has room; a live path leaves room for `archive/<YYYY>/`, so
+# archiving a valid path always yields a valid path.
+MAX_SEGMENT_BYTES: Final = 255
+MAX_PATH_BYTES: Final = 1024
+ARCHIVE_PREFIX_BYTES: Final = len("archive/0000/")
+MAX_LIVE_PATH_BYTES: Final = MAX_PATH_BYTES - ARCHIVE_PREFIX_BYTES
+MAX_PATH_CHARS: Final = MAX_PATH_BYTES  # a character is at least one byte
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Characters a listing or a diff shows wrongly or not at all: controls (C0 and
+# C1), invisible format characters (bidirectional overrides and isolates,
+# zero-width spaces and joiners, the BOM, soft hyphen), lone surrogates (not
+# encodable, so not storable), and the line and paragraph separators.
+_REFUSED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+_REPR_MAX: Final = 120
 _YEAR = re.compile(r"^[0-9]{4}$")
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 # Topic folders a tag may not claim: they have their own writers.
@@ -50,31 +73,108 @@ def slugify(text: str, max_len: int = SLUG_MAX) -> str:
 
 
 def _refuse(path: object, why: str) -> InvalidPathError:
+    shown = repr(path)
+    if len(shown) > _REPR_MAX:  # never echo a megabyte of path back
+        shown = shown[: _REPR_MAX - 4] + "...'"
     return InvalidPathError(
-        f"invalid memory path {path!r}: {why}",
+        f"invalid memory path {shown}: {why}",
         suggestions=["use a root-relative path like areas/inbox/my-fact.html"],
     )
+
+
+def refused_character(text: str) -> str | None:
+    """The first control, invisible format or separator character in `text`, if any."""
+    if text.isascii():
+        found = _CONTROL.search(text)
+        return None if found is None else found.group()
+    for c in text:
+        if (c < " " or c > "~") and unicodedata.category(c) in _REFUSED_CATEGORIES:
+            return c
+    return None
+
+
+def percent_decode(text: str) -> str:
+    """`%XX` escapes decoded as UTF-8 (invalid bytes become U+FFFD), like a URI reader does."""
+    if "%" not in text:
+        return text
+    return _ESCAPES.sub(
+        lambda m: bytes.fromhex(m.group().replace("%", "")).decode("utf-8", "replace"), text
+    )
+
+
+def _check_characters(path: str, text: str, where: str = "") -> None:
+    bad = refused_character(text)
+    if bad is not None:
+        kind = "a control" if unicodedata.category(bad) == "Cc" else "an invisible or format"
+        raise _refuse(path, f"{where}contains {kind} character (U+{ord(bad):04X})")
+
+
+def _check_segments(path: str, segments: list[str], *, ascii_only: bool) -> None:
+    for seg in segments:
+        if seg in ("", ".", ".."):
+            raise _refuse(path, "empty, '.' or '..' segment")
+        if seg.startswith("."):
+            raise _refuse(path, "hidden segment")
+        size = len(seg) if ascii_only else len(seg.encode("utf-8"))
+        if size > MAX_SEGMENT_BYTES:
+            raise _refuse(path, f"a name is {size} bytes; at most {MAX_SEGMENT_BYTES} are allowed")
+        if "%" in seg:
+            _check_escapes(path, seg)
+
+
+def _check_escapes(path: str, seg: str) -> None:
+    # A URI reader (memhtml://file/, a link href) decodes escapes first: what it
+    # would see must be this same path, or the memory could not be read back
+    # (and `%2e%2e` or `%2f` would be a traversal).
+    decoded = percent_decode(seg)
+    if decoded == seg:
+        return
+    if "/" in decoded or "\\" in decoded:
+        raise _refuse(path, "a percent-escape decodes to a path separator")
+    _check_characters(path, decoded, "a percent-escape ")
+    if decoded in (".", "..") or decoded.startswith("."):
+        raise _refuse(path, "a percent-escape decodes to a '.', '..' or hidden segment")
+    _check_segments(path, [decoded], ascii_only=decoded.isascii())
 
 
 def split_segments(path: str) -> list[str]:
     """Check the shape shared by every tree path and return its segments."""
     if not isinstance(path, str) or not path:
         raise _refuse(path, "empty")
-    if len(path) > MAX_PATH_CHARS:
-        raise _refuse(path[:60] + "...", "longer than 1024 characters")
-    if "\x00" in path or _CONTROL.search(path):
-        raise _refuse(path, "contains a control character")
+    if len(path) > MAX_PATH_CHARS:  # before any per-character work on a huge input
+        raise _refuse(path, f"longer than {MAX_PATH_BYTES} bytes")
+    _check_characters(path, path)
+    ascii_only = path.isascii()
+    size = len(path) if ascii_only else len(path.encode("utf-8"))
+    if size > MAX_PATH_BYTES:
+        raise _refuse(path, f"{size} bytes long; at most {MAX_PATH_BYTES} are allowed")
     if "\\" in path:
         raise _refuse(path, "contains a backslash")
     if path.startswith("/") or re.match(r"^[A-Za-z]:", path):
         raise _refuse(path, "absolute paths are refused; give it relative to the memory root")
     segments = path.split("/")
-    for seg in segments:
-        if seg in ("", ".", ".."):
-            raise _refuse(path, "empty, '.' or '..' segment")
-        if seg.startswith("."):
-            raise _refuse(path, "hidden segment")
+    _check_segments(path, segments, ascii_only=ascii_only)
     return segments
+
+
+def filesystem_path(path: str) -> str:
+    """Check a file path given on a command line (absolute allowed) against the OS limits.
+
+    For commands that take any file, not a memory path (`doctor FILE`): a
+    name over NAME_MAX or a NUL is refused here instead of surfacing as an
+    OSError from the first stat.
+    """
+    if not isinstance(path, str) or not path:
+        raise _refuse(path, "empty")
+    if "\x00" in path:
+        raise _refuse(path, "contains a NUL character")
+    if len(path) > 4096 or len(path.encode("utf-8", "surrogateescape")) > 4096:
+        raise _refuse(path, "longer than 4096 bytes (PATH_MAX)")
+    for seg in path.split("/"):
+        size = len(seg.encode("utf-8", "surrogateescape"))
+        if size > MAX_SEGMENT_BYTES:
+            raise _refuse(path, f"a name is {size} bytes; at most {MAX_SEGMENT_BYTES} are allowed")
+    return path
 
 
 def memory_path(path: str) -> str:
@@ -92,6 +192,12 @@ def memory_path(path: str) -> str:
         if len(segments) < 4 or not _YEAR.match(segments[1]) or segments[2] == "archive":
             raise _refuse(path, "archive paths are archive/<YYYY>/<original-path>")
         memory_path("/".join(segments[2:]))
+    elif len(path) * 4 > MAX_LIVE_PATH_BYTES and len(path.encode("utf-8")) > MAX_LIVE_PATH_BYTES:
+        raise _refuse(
+            path,
+            f"a live path may be at most {MAX_LIVE_PATH_BYTES} bytes"
+            f" (its archive path adds {ARCHIVE_PREFIX_BYTES})",
+        )
     return path
 
 
@@ -170,7 +276,12 @@ def with_ordinal(path: str, ordinal: int) -> str:
     head, _, name = path.rpartition("/")
     stem = name[: -len(".html")]
     suffix = f"-{ordinal}"
-    stem = stem[: max(1, SLUG_MAX - len(suffix))].rstrip("-") or SLUG_FALLBACK
+    stem = stem[: max(1, SLUG_MAX - len(suffix))]
+    # A hand-given name may be multi-byte: the suffixed name must still fit NAME_MAX.
+    room = MAX_SEGMENT_BYTES - len(f"{suffix}.html")
+    while len(stem.encode("utf-8")) > room:
+        stem = stem[:-1]
+    stem = stem.rstrip("-") or SLUG_FALLBACK
     return f"{head}/{stem}{suffix}.html" if head else f"{stem}{suffix}.html"
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic.json_schema import JsonDict
 from pydantic_core import PydanticCustomError
 
 from memhtml.contracts.errors import InvalidPathError
@@ -25,6 +26,7 @@ from memhtml.contracts.vocab import (
     WRITABLE_MEMORY_TYPES,
     normalize_rel,
 )
+from memhtml.index.retrieval import MAX_QUERY_CHARS
 
 if TYPE_CHECKING:
     from memhtml.ops.corpus import Corpus
@@ -45,6 +47,26 @@ def _path_ok(value: str) -> str:
         memory_path(value)
     except InvalidPathError as exc:
         raise PydanticCustomError("invalid_path", "{reason}", {"reason": exc.message}) from None
+    return value
+
+
+def _query_ok(value: str) -> str:
+    # Refused here, before a corpus is opened; the core refuses it too (ERR_INPUT_TOO_LARGE).
+    if len(value) > MAX_QUERY_CHARS:
+        raise PydanticCustomError(
+            "input_too_large",
+            "the query is {length} characters; at most {limit} are accepted",
+            {"length": f"{len(value):,}", "limit": f"{MAX_QUERY_CHARS:,}"},
+        )
+    return value
+
+
+def _no_facets(value: Facets | None) -> Facets | None:
+    if value:
+        raise PydanticCustomError(
+            "unsupported_filter",
+            "memory_list does not filter by facet; memory_search does (pass facets there)",
+        )
     return value
 
 
@@ -80,6 +102,7 @@ def _enum(values: tuple[str, ...]) -> WithJsonSchema:
 
 
 MemoryPath = Annotated[str, AfterValidator(_path_ok)]
+Query = Annotated[str, AfterValidator(_query_ok)]
 WritableType = Annotated[
     str,
     AfterValidator(_choice("writable memory type", WRITABLE_MEMORY_TYPES)),
@@ -91,6 +114,8 @@ MemoryRel = Annotated[str, AfterValidator(_rel_in(MEMORY_RELS)), _enum(MEMORY_RE
 Para = Annotated[str, AfterValidator(_choice("PARA bucket", PARA_BUCKETS)), _enum(PARA_BUCKETS)]
 Signal = Annotated[str, AfterValidator(_choice("signal", SIGNALS)), _enum(SIGNALS)]
 Facets = dict[str, str] | list[str]
+NoFacets = Annotated[Facets | None, AfterValidator(_no_facets)]
+_QUERY_SCHEMA: Final[JsonDict] = {"maxLength": MAX_QUERY_CHARS}
 
 _D = {
     "session_id": "Provenance: the agent session id (written as the memhtml-session meta).",
@@ -187,7 +212,11 @@ class SearchInput(BaseModel):
     """memory_search."""
 
     model_config = _MODEL
-    query: str = Field(min_length=1, description="What to look for, in plain words.")
+    query: Query = Field(
+        min_length=1,
+        description=f"What to look for, in plain words (at most {MAX_QUERY_CHARS} characters).",
+        json_schema_extra=_QUERY_SCHEMA,
+    )
     limit: int | None = Field(None, ge=1, le=500, description="How many hits (default 10).")
     memory_types: list[AnyType] | None = Field(
         None, description="Only these memory types (tasks are excluded unless named)."
@@ -207,7 +236,11 @@ class RecallInput(BaseModel):
     """memory_recall."""
 
     model_config = _MODEL
-    query: str = Field(min_length=1, description="What to recall, in plain words.")
+    query: Query = Field(
+        min_length=1,
+        description=f"What to recall, in plain words (at most {MAX_QUERY_CHARS} characters).",
+        json_schema_extra=_QUERY_SCHEMA,
+    )
     budget_chars: int | None = Field(
         None, ge=0, description="Character budget for quoted memory text (default 16000)."
     )
@@ -290,7 +323,7 @@ class ListInput(BaseModel):
     workspace: str | None = Field(None, description="Only projects/<workspace>/.")
     tag: str | None = Field(None, description="Only memories carrying this tag.")
     entity: str | None = Field(None, description=_D["entity"])
-    facets: Facets | None = Field(
+    facets: NoFacets = Field(
         None,
         description="Not implemented for listings: a non-empty value is refused"
         " (ERR_INVALID_FLAG); memory_search filters by facet.",
@@ -311,7 +344,11 @@ class TraceSearchInput(BaseModel):
     """trace_search."""
 
     model_config = _MODEL
-    query: str = Field(description="Words to look for in session transcripts.")
+    query: Query = Field(
+        description=f"Words to look for in session transcripts (at most {MAX_QUERY_CHARS}"
+        " characters).",
+        json_schema_extra=_QUERY_SCHEMA,
+    )
     cwd: str | None = Field(None, description="Only sessions run in this working directory.")
     since: str | None = Field(None, description="Only sessions started at or after (ISO).")
     limit: int | None = Field(None, ge=1, le=200, description="At most this many (default 20).")

@@ -2,7 +2,10 @@
 
 URIs are parsed here rather than by a template matcher because a memory path
 holds slashes (`memhtml://file/areas/inbox/x.html`). Percent-escapes are
-decoded before the path is validated, so `%2e%2e` is refused like `..`.
+decoded before the path is validated, so `%2e%2e` is refused like `..`, and
+the path algebra refuses what decodes to such an escape again (`%252e%252e`),
+names over 255 bytes and invisible characters: each is ERR_INVALID_PATH here,
+never an OSError from the filesystem.
 Failures raise typed errors; the server turns them into protocol errors whose
 `data` is the failure envelope.
 """

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from memhtml.contracts.envelope import failure, success
 from memhtml.contracts.errors import (
+    InputTooLargeError,
     InvalidFlagError,
     InvalidMemoryError,
     InvalidPathError,
@@ -487,6 +488,8 @@ def validation_failure(tool: str, exc: ValidationError) -> dict[str, Any]:
     kinds = {e["type"] for e in errors}
     if "invalid_path" in kinds:
         code = InvalidPathError.code
+    elif "input_too_large" in kinds:
+        code = InputTooLargeError.code
     elif kinds == {"missing"}:
         code = "ERR_MISSING_ARGUMENT"
     else:

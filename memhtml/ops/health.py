@@ -26,7 +26,10 @@ def validate_files(paths: Sequence[str], repo: str | None = None) -> dict[str, A
 
     root = resolve_root(repo)
     files: list[dict[str, Any]] = []
+    from memhtml.contracts.paths import filesystem_path
+
     for raw in paths:
+        filesystem_path(raw)  # an over-long or spoofing name is ERR_INVALID_PATH, not an OSError
         # A memory path names a file of the memory root, wherever the command runs;
         # anything else (or a memory path the root lacks) is taken from here.
         in_root = root / raw
@@ -159,6 +162,7 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
         "orphan_access_rows": orphans,
         "stale_git_lock": None if stale_lock is None else str(stale_lock.relative_to(root)),
         "interrupted_batch": interrupted,
+        "set_aside_planes": index["set_aside"],
         "path_reuse": reuse,
         "repairable": bool(dangling or orphans or stale_lock or interrupted),
         "suggestions": (

@@ -6,7 +6,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import RebuildNoEmbedRefusedError
-from memhtml.index.db import write_transaction
+from memhtml.index.db import set_aside_planes, write_transaction
 from memhtml.index.embedding import (
     EmbedReport,
     check_space,
@@ -163,6 +163,8 @@ class IndexFacade:
                 "SELECT count(*) FROM (SELECT DISTINCT entity_type, entity_name FROM file_entities)"
             ),
             "access_rows": one("SELECT count(*) FROM state.access"),
+            # Planes another build of memhtml left here, set aside (and usage rows imported).
+            "set_aside": set_aside_planes(conn),
             "vector_space": {
                 "model": model,
                 "dim": dim,

@@ -110,7 +110,7 @@ def test_degraded_mode_without_vectors(world: Any) -> None:
     result = off.search("vip drain", explain=True)
     assert result.degraded and "off" in (result.degraded_reason or "")
     assert "vector" not in result.arms and result.hits
-    assert all("vector" not in h.arms for h in result.hits)
+    assert all("vector" not in (h.arms or {}) for h in result.hits)
     off.close()
 
 
@@ -297,3 +297,109 @@ def test_a_query_naming_the_difference_decides(corpus: Any) -> None:
     )
     hits = corpus.search("billing API listens on port 8080", mmr_lambda=1.0).hits
     assert hits[0].path == old  # the query asked for 8080: content evidence decides
+
+
+# -- unbounded queries (issue 12) ----------------------------------------------------
+def _snippet_oracle(body: str, terms: list[str], width: int = 160) -> str:
+    """The snippet as it was first written: one body.find per term, in query order."""
+    lowered = body.lower()
+    for term in terms:
+        i = lowered.find(term)
+        if i >= 0:
+            start = max(0, i - width // 3)
+            text = body[start : start + width].strip()
+            return ("…" if start > 0 else "") + text + ("…" if start + width < len(body) else "")
+    return body[:width] + ("…" if len(body) > width else "")
+
+
+_SNIPPET_CHARS = st.sampled_from([*"abcéAB .-_9", "İ", "ß", "\u0307", "\n"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    body=st.text(alphabet=_SNIPPET_CHARS, max_size=300),
+    terms=st.lists(st.text(alphabet=_SNIPPET_CHARS, max_size=4), max_size=24),
+)
+def test_snippet_equals_the_per_term_scan(body: str, terms: list[str]) -> None:
+    from memhtml.index.retrieval import SnippetFinder
+
+    assert SnippetFinder(terms).snippet(body) == _snippet_oracle(body, terms)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    words=st.lists(st.sampled_from([*TOPICS, "vipx", "dr", "ain", "rollbacks"]), max_size=60),
+    query=st.lists(st.sampled_from([*TOPICS, "zzz", "xq", "in", "back"]), max_size=30),
+)
+def test_snippet_of_real_queries_equals_the_per_term_scan(
+    words: list[str], query: list[str]
+) -> None:
+    from memhtml.index.retrieval import _TOKEN, STOPWORDS, SnippetFinder
+
+    body = " ".join(words).capitalize() + "."
+    q = " ".join(query)
+    terms = [t.lower() for t in _TOKEN.findall(q) if t.lower() not in STOPWORDS]
+    assert SnippetFinder(terms).snippet(body) == _snippet_oracle(body, terms)
+
+
+def test_snippet_cost_does_not_grow_with_the_number_of_query_words() -> None:
+    """1 MB body, 3,000 query words found nowhere: one pass, not 3,000 (was 2.7 s, now 0.15 s)."""
+    import random
+    import time
+
+    from memhtml.index.retrieval import SnippetFinder
+
+    rng = random.Random(7)
+    vocab = ["".join(rng.choice("abcdefghijklmnop") for _ in range(rng.randint(3, 9)))]
+    vocab += ["".join(rng.choice("abcdefghijklmnop") for _ in range(6)) for _ in range(5000)]
+    body = " ".join(rng.choice(vocab) for _ in range(150_000))[:1_000_000]
+    terms = [f"zz{i}q" for i in range(3000)]
+    finder = SnippetFinder(terms)
+    started = time.perf_counter()
+    assert finder.snippet(body) == body[:160] + "…"
+    assert time.perf_counter() - started < 1.0
+
+
+def test_oversized_queries_are_refused_before_any_work(corpus: Any) -> None:
+    from memhtml.contracts.errors import InputTooLargeError
+    from memhtml.index.retrieval import MAX_QUERY_CHARS
+
+    corpus.write(title="VIP", type="semantic", claim="The VIP is drained nightly.")
+    assert corpus.search("v" * MAX_QUERY_CHARS).query
+    for call in (corpus.search, corpus.recall, corpus.capture_arms):
+        with pytest.raises(InputTooLargeError) as exc:
+            call("v" * (MAX_QUERY_CHARS + 1))
+        assert "4,096" in exc.value.message
+
+
+def test_cli_refuses_an_oversized_query_with_exit_2(repo: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MEMHTML_EMBED": "off"}
+    for command in ("search", "recall"):
+        out = subprocess.run(
+            [sys.executable, "-m", "memhtml.cli", command, "word " * 25_000, "--repo", str(repo)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        data = json.loads(out.stdout)
+        assert out.returncode == 2, data
+        assert data["code"] == "ERR_INPUT_TOO_LARGE"
+        assert data["details"] == {"field": "query", "limit": 4096, "length": 125_000}
+
+
+def test_fts_query_is_linear_in_the_query() -> None:
+    import time
+
+    from memhtml.index.retrieval import fts_query
+
+    words = [f"w{i}" for i in range(200_000)]
+    started = time.perf_counter()
+    match = fts_query(" ".join(words))
+    assert match is not None and match.count(" OR ") == len(words) - 1
+    assert time.perf_counter() - started < 2.0

@@ -12,8 +12,9 @@ def export(
     inv: Invocation, format: str = "parquet", out: str | None = None, table: list[str] | None = None
 ) -> dict[str, Any]:
     """Write the index projections as Parquet."""
-    from memhtml.analysis.export import export_corpus
+    from memhtml.analysis.export import export_corpus, require_research
 
+    require_research("polars", "pyarrow")  # ERR_EXTRA_REQUIRED before the store is opened
     corpus = inv.corpus(embedder="off")
     try:
         return export_corpus(
