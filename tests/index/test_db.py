@@ -12,7 +12,7 @@ import pytest
 
 from memhtml.contracts.errors import StorageError
 from memhtml.domain.vectors import cosine_distance, vector_to_blob
-from memhtml.index import db
+from memhtml.index import db, planes
 
 
 def open_db(tmp_path: Path) -> sqlite3.Connection:
@@ -355,7 +355,7 @@ def test_an_unstamped_database_of_ours_is_kept_and_stamped(tmp_path: Path) -> No
 
 def test_an_interrupted_import_is_finished_by_the_next_open(tmp_path: Path) -> None:
     _fabricate(tmp_path / "state.db", FOREIGN_STATE)
-    db._set_aside("state", tmp_path / "state.db", "test: moved, then the process died")
+    planes._set_aside("state", tmp_path / "state.db", "test: moved, then the process died")
     conn = open_db(tmp_path)
     (report,) = db.set_aside_planes(conn)
     assert report["status"] == "imported" and report["imported"]["access"] == 2
