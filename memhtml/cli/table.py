@@ -492,6 +492,9 @@ COMMANDS = COMMANDS + MCP_COMMANDS
 from memhtml.cli.commands_research import RESEARCH_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + RESEARCH_COMMANDS
+from memhtml.cli.commands_sleep import SLEEP_COMMANDS  # noqa: E402
+
+COMMANDS = COMMANDS + SLEEP_COMMANDS
 
 
 def command_by_words(words: tuple[str, ...]) -> Command | None:

@@ -71,9 +71,30 @@ def _rows(pairs: Sequence[tuple[str, str]], indent: int = 2) -> list[str]:
     return lines
 
 
+GROUP_ROWS = 4  # a command group with more commands shows as one row in the overview
+
+
 def overview(version: str, commands: Sequence[dict[str, Any]], globals_: Sequence[Any]) -> str:
-    """`memhtml` / `memhtml --help` on a terminal: what the tool is and its commands."""
-    names = [(c["name"], c["summary"]) for c in commands]
+    """`memhtml` / `memhtml --help` on a terminal: what the tool is and its commands.
+
+    A group of more than four commands is one row (`memhtml help <group>` lists
+    them), so the overview stays one screen as groups grow.
+    """
+    sizes: dict[str, int] = {}
+    for c in commands:
+        if " " in c["name"]:
+            first = c["name"].split()[0]
+            sizes[first] = sizes.get(first, 0) + 1
+    names: list[tuple[str, str]] = []
+    for c in commands:
+        first = c["name"].split()[0]
+        if " " not in c["name"] or sizes[first] <= GROUP_ROWS:
+            names.append((c["name"], c["summary"]))
+        elif not any(n == f"{first} ..." for n, _ in names):
+            subs = ", ".join(
+                x["name"].split()[1] for x in commands if x["name"].split()[0] == first
+            )
+            names.append((f"{first} ...", f"{subs} (memhtml help {first})"))
     flags = [(_param_left(p.describe()), p.help) for p in globals_]
     usage = " ".join(f"[{_param_left(p.describe())}]" for p in globals_)
     return "\n".join(

@@ -64,8 +64,9 @@ TEMPLATES: Final[tuple[ResourceInfo, ...]] = (
         "memhtml://sleep/{run_id}",
         "sleep-report",
         "A sleep report",
-        "The report of one sleep (curation) run, .memhtml/sleep/<run_id>.html. Sleep is not"
-        " built yet, so every run id is not found.",
+        "The committed HTML report of one sleep (curation) run, .memhtml/sleep/<run_id>.html:"
+        " one section per phase with its counts and the files it touched. Read from the"
+        " run's branch (sleep/<run_id>) until it is merged, then from the tree.",
         "text/html",
     ),
 )
@@ -134,16 +135,22 @@ def read_at(corpus: Corpus, rest: str, uri: str) -> ResourceText:
 
 
 def read_sleep(corpus: Corpus, run_id: str, uri: str) -> ResourceText:
-    """`memhtml://sleep/{run_id}`: a sleep report (none exist until sleep is built)."""
+    """`memhtml://sleep/{run_id}`: a run's committed report (the branch's, else main's)."""
     run_id = unquote(run_id)
     if not _RUN_ID.match(run_id) or ".." in run_id:
         raise InvalidPathError(f"{run_id!r} is not a sleep run id")
-    report = corpus.root / ".memhtml" / "sleep" / f"{run_id}.html"
-    if not report.is_file():
-        raise PathNotFoundError(
-            f"no sleep report {run_id!r} (sleep is not built yet, so no run has reported)"
-        )
-    return ResourceText(uri, report.read_text(encoding="utf-8", errors="replace"), "text/html")
+    from memhtml.sleep.runs import branch_of, report_path
+
+    path = report_path(run_id)
+    for ref in (f"refs/heads/{branch_of(run_id)}", "HEAD"):
+        commit = corpus.git.resolve_commit(ref)
+        blob = corpus.git.show_blob(commit, path) if commit else None
+        if blob is not None:
+            return ResourceText(uri, blob.decode("utf-8", "replace"), "text/html")
+    raise PathNotFoundError(
+        f"no sleep report {run_id!r} (no {path} on sleep/{run_id} or in HEAD)",
+        suggestions=["memhtml sleep status"],
+    )
 
 
 def read_manifest(uri: str) -> ResourceText:

@@ -3,15 +3,34 @@
 Ops in one batch plan against this view, so a later op sees what an earlier
 one wrote, moved or claimed, and nothing touches the disk until the whole
 batch has planned cleanly.
+
+With a `base` (a commit's tree, `memhtml.store.branch.CommitTree`) the view
+reads that commit instead of the working tree: sleep plans on its branch tip
+while the user's files stay untouched.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memhtml.contracts.errors import PathNotFoundError
+from memhtml.contracts.errors import InvalidPathError, PathNotFoundError
 from memhtml.store.files import FileChange, resolve_inside
+
+if TYPE_CHECKING:
+    from memhtml.store.branch import CommitTree
+
+
+def _tree_path(path: str) -> str:
+    """A repository-relative path a commit can hold (no escape, never under .git)."""
+    parts = path.split("/")
+    if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise InvalidPathError(f"path {path!r} is not a relative path inside the repository")
+    if parts[0] == ".git":
+        raise InvalidPathError(f"path {path!r} is inside .git")
+    return path
 
 
 @dataclass
@@ -23,11 +42,24 @@ class TreeView:
     _moves: dict[str, str] = field(default_factory=dict)  # new path -> old path
     _order: list[str] = field(default_factory=list)
     _resolved: dict[str, str] = field(default_factory=dict)  # realpath cache for this batch
+    base: CommitTree | None = None  # read this commit instead of the working tree
+
+    def _check(self, path: str) -> None:
+        if self.base is not None:
+            _tree_path(path)
+        else:
+            resolve_inside(self.root, path, self._resolved)
+
+    def _committed(self, path: str) -> bool:
+        """True when the layer under the overlay (working tree or base commit) holds `path`."""
+        return self.base.has(path) if self.base is not None else (self.root / path).is_file()
 
     def exists(self, path: str) -> bool:
         """True when `path` holds a file in the view."""
         if path in self._overlay:
             return self._overlay[path] is not None
+        if self.base is not None:
+            return self.base.has(path)
         target = resolve_inside(self.root, path, self._resolved)
         return target.is_file()
 
@@ -38,6 +70,11 @@ class TreeView:
             if data is None:
                 raise PathNotFoundError(f"no memory at {path}")
             return data
+        if self.base is not None:
+            held = self.base.get(path)
+            if held is None:
+                raise PathNotFoundError(f"no file at {path} in {self.base.commit[:12]}")
+            return held
         target = resolve_inside(self.root, path, self._resolved)
         if not target.is_file():
             raise PathNotFoundError(
@@ -51,13 +88,13 @@ class TreeView:
 
     def write(self, path: str, data: bytes) -> None:
         """Pending write of `data` at `path`."""
-        resolve_inside(self.root, path, self._resolved)
+        self._check(path)
         self._overlay[path] = data
         self._touch(path)
 
     def move(self, old: str, new: str, data: bytes) -> None:
         """Pending move of `old` to `new` with new content."""
-        resolve_inside(self.root, new, self._resolved)
+        self._check(new)
         origin = self._moves.pop(old, old)
         self._overlay[old] = None
         self._overlay[new] = data
@@ -69,7 +106,7 @@ class TreeView:
         """The pending change set, in first-touched order, moves kept as moves."""
         moves: dict[str, str] = {}
         for new, origin in self._moves.items():
-            if (self.root / origin).is_file() and self._overlay.get(origin, b"") is None:
+            if self._committed(origin) and self._overlay.get(origin, b"") is None:
                 moves[new] = origin
         handled = set(moves.values())
         out: list[FileChange] = []
@@ -79,11 +116,24 @@ class TreeView:
                 out.append(FileChange(path, data, moved_from=moves[path]))
             elif path in handled:
                 continue
-            elif data is None and not (self.root / path).is_file():
+            elif data is None and not self._committed(path):
                 continue  # created and removed within the batch
             else:
                 out.append(FileChange(path, data))
         return out
+
+    def paths(self, prefix: str = "") -> list[str]:
+        """Every file under `prefix` in the view (base commit mode only), sorted."""
+        if self.base is None:
+            raise NotImplementedError("listing needs a base commit")
+        held = {p for p in self.base.paths(prefix) if self._overlay.get(p, b"") is not None}
+        held |= {p for p, d in self._overlay.items() if d is not None and p.startswith(prefix)}
+        return sorted(held)
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        """Warm the reads of many base-commit files in one round trip (no-op otherwise)."""
+        if self.base is not None:
+            self.base.prefetch(p for p in paths if p not in self._overlay)
 
     @property
     def dirty(self) -> bool:

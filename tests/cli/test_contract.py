@@ -92,6 +92,18 @@ SAMPLES: dict[str, list[str]] = {
     "eval merge-safety": ["eval", "merge-safety", "--embedder", "fake"],
     "serve mcp": ["serve", "mcp", "--dense"],
     "export": ["export", "--format", "parquet", "--out", "{reports}"],
+    "sleep run": ["sleep", "run", "--date", "2026-02-01"],
+    "sleep resume": ["sleep", "resume", "2026-02-01"],
+    "sleep review": ["sleep", "review"],
+    "sleep merge": ["sleep", "merge", "2026-02-01"],
+    "sleep status": ["sleep", "status"],
+    "sleep plan": ["sleep", "plan"],
+}
+# Commands whose sample needs something done first (a run to resume, review or merge).
+SETUP: dict[str, list[str]] = {
+    "sleep resume": ["sleep", "run", "--date", "2026-02-01"],
+    "sleep review": ["sleep", "run", "--date", "2026-02-01"],
+    "sleep merge": ["sleep", "run", "--date", "2026-02-01"],
 }
 
 
@@ -99,6 +111,8 @@ SAMPLES: dict[str, list[str]] = {
 def test_every_command_answers_one_valid_envelope(command: str, seeded: dict[str, str]) -> None:
     assert command in SAMPLES, f"add a sample invocation for `{command}`"
     argv = [a.format(**seeded) for a in SAMPLES[command]]
+    if command in SETUP:
+        assert call(*SETUP[command])[0] == 0
     if command == "serve mcp":  # a server: give it a closed stdin so it stops at once
         proc = subprocess.run(
             [sys.executable, "-m", "memhtml.cli", *argv],

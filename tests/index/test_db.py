@@ -54,15 +54,15 @@ def test_blank_schema_and_separate_ledgers(tmp_path: Path) -> None:
     applied = [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY name")]
     assert applied == [p.name for p in db.migration_files("index")]
     assert applied[:2] == ["0001_files.sql", "0002_pending_vectors.sql"]
-    assert [r[0] for r in conn.execute("SELECT name FROM state.schema_migrations")] == [
-        "S0001_access.sql"
-    ]
+    state_applied = [r[0] for r in conn.execute("SELECT name FROM state.schema_migrations")]
+    assert state_applied == [p.name for p in db.migration_files("state")]
+    assert state_applied[0] == "S0001_access.sql"
     conn.close()
     (tmp_path / "index.db").unlink()
     conn = open_db(tmp_path)  # a rebuilt index plane never marks state migrations unapplied
-    assert [r[0] for r in conn.execute("SELECT name FROM state.schema_migrations")] == [
-        "S0001_access.sql"
-    ]
+    assert [r[0] for r in conn.execute("SELECT name FROM state.schema_migrations")] == (
+        state_applied
+    )
 
 
 def test_checks_refuse_bad_rows(tmp_path: Path) -> None:

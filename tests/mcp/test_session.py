@@ -511,7 +511,7 @@ def test_at_resource_unknown_sha_is_not_found(client: Any, seeded: dict[str, Any
 def test_sleep_resource_is_a_clear_not_found(client: Any) -> None:
     err = client.read_error("memhtml://sleep/2026-01-01-abc")
     assert err.data["code"] == "ERR_PATH_NOT_FOUND"
-    assert "sleep is not built yet" in err.data["error"]
+    assert "no sleep report" in err.data["error"]
     assert client.read_error("memhtml://sleep/..%2Fx").data["code"] == "ERR_INVALID_PATH"
 
 

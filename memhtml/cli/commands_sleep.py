@@ -1,0 +1,141 @@
+"""The `sleep` command group: the curation run on a branch, its review, and the gated merge."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from memhtml.cli.spec import Command, Param
+
+H = "memhtml.cli.handlers.sleep"
+_RUN_ID = Param("run_id", "the run id (YYYY-MM-DD or YYYY-MM-DD-N)", positional=True, required=True)
+_PHASES = (
+    "preflight, dedup-merge, entity-resolution, person-links, relationship-mining, edge-typing,"
+    " confidence-decay, arc-synthesis, retention-triage, compress, reprieve, trace-consolidation,"
+    " task-detection, placement-triage, integrity, state-export, report"
+)
+
+SLEEP_COMMANDS: Final[tuple[Command, ...]] = (
+    Command(
+        "sleep run",
+        "Curate on a new sleep/<run-id> branch, one commit per phase; main never moves.",
+        "sleep.report",
+        f"{H}:run",
+        params=(
+            Param(
+                "date", "run date (default: today, UTC); ids are DATE, DATE-2, ...", metavar="DATE"
+            ),
+            Param(
+                "phases",
+                "only these phases, comma-separated (preflight and report always run)",
+                metavar="A,B",
+            ),
+            Param(
+                "dry_run",
+                "count what each phase would do: no branch, nothing written",
+                type="bool",
+                default=False,
+            ),
+            Param(
+                "deep",
+                "also run placement-triage (re-files inbox memories)",
+                type="bool",
+                default=False,
+            ),
+            Param("max_llm_calls", "model-call budget for the whole run", type="int", minimum=0),
+        ),
+        errors=(
+            "ERR_DIRTY_TREE",
+            "ERR_EMBED_MODEL_MISMATCH",
+            "ERR_INDEX_STALE",
+            "ERR_WRITE_CONFLICT",
+            "ERR_PARTIAL_FAILURE",
+            "ERR_INVALID_FLAG",
+            "ERR_GIT",
+        ),
+        examples=(
+            "memhtml sleep run",
+            "memhtml sleep run --dry-run",
+            "memhtml sleep run --phases dedup-merge,integrity",
+        ),
+        details=(
+            f"Phases, in order: {_PHASES}. preflight refuses a dirty tree, an index of another"
+            " embedding model and a half-built index, and stops the run; any other phase that"
+            " fails is recorded, the later phases run, the report is committed, and the command"
+            " exits 1 with ERR_PARTIAL_FAILURE whose details are the whole run. A phase that"
+            " needs a model with none bound (MEMHTML_LLM=off) is skipped and says so. Each"
+            " committing phase is one commit with the trailers Memhtml-Run, Memhtml-Phase and"
+            " Memhtml-Counts. Effects git cannot carry are marks in the committed"
+            " .memhtml/sleep/<run-id>.pending.jsonl, applied only by `sleep merge`."
+        ),
+    ),
+    Command(
+        "sleep resume",
+        "Finish a run that was interrupted: re-run only the phases whose commits are missing.",
+        "sleep.report",
+        f"{H}:resume",
+        params=(_RUN_ID,),
+        errors=(
+            "ERR_PATH_NOT_FOUND",
+            "ERR_WRITE_CONFLICT",
+            "ERR_DIRTY_TREE",
+            "ERR_PARTIAL_FAILURE",
+        ),
+        examples=("memhtml sleep resume 2026-08-02",),
+    ),
+    Command(
+        "sleep review",
+        "Every file a run touched, classified (merged, archived, rewritten, created, moved),"
+        " per phase.",
+        "sleep.review",
+        f"{H}:review",
+        params=(Param("run_id", "the run id (default: the latest run)", positional=True),),
+        errors=("ERR_PATH_NOT_FOUND",),
+        examples=("memhtml sleep review", "memhtml sleep review 2026-08-02"),
+    ),
+    Command(
+        "sleep merge",
+        "Merge a run into main through the discrimination gate, then apply its pending ledger.",
+        "sleep.merge",
+        f"{H}:merge",
+        params=(
+            _RUN_ID,
+            Param(
+                "skip_gate",
+                "merge without re-running the gates (the result says so)",
+                type="bool",
+                default=False,
+            ),
+        ),
+        errors=(
+            "ERR_PATH_NOT_FOUND",
+            "ERR_DIRTY_TREE",
+            "ERR_INVALID_MEMORY",
+            "ERR_DISCRIMINATION_FAILED",
+            "ERR_WRITE_CONFLICT",
+            "ERR_GIT",
+        ),
+        examples=("memhtml sleep merge 2026-08-02",),
+        details=(
+            "Refused, with main unchanged: a run id with no branch, a dirty tree, a branch whose"
+            " changed files no longer parse, and a gate regression (the fixture gate in fake"
+            " mode, and the corpus gate: no twin memory, a claim and its negation, number,"
+            " qualifier or role flip, may be merged into the other or out-ranked by it on the"
+            " branch). Fast-forwards main, or merges with the merge driver when main moved and"
+            " the merge is clean; then applies the ledger (marks_applied, marks_pending) and"
+            " updates the index."
+        ),
+    ),
+    Command(
+        "sleep status",
+        "The latest run and its phases, and every run known.",
+        "sleep.report",
+        f"{H}:status",
+    ),
+    Command(
+        "sleep plan",
+        "What each phase would do against main now: cheap counts, or unknown with the reason.",
+        "sleep.plan",
+        f"{H}:plan",
+        params=(Param("deep", "include placement-triage", type="bool", default=False),),
+    ),
+)

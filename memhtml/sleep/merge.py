@@ -1,0 +1,258 @@
+"""`sleep merge RUN`: main moves only through the gate, and the ledger only with main.
+
+Under the sleep lock and the repository lock: refuse (typed errors, main
+unchanged) a run that does not exist, a HEAD on another branch, a dirty tree,
+a branch whose changed files no longer parse (a hand edit), a pending ledger
+that is not JSON lines, and a gate regression: the fixture gate (fake mode,
+code regressions) and the corpus gate over the branch (memhtml.sleep.gate).
+Then fast-forward main when it has not moved, else merge with the merge driver
+when the merge is clean (a conflict is aborted and refused), catch main's index
+up, and apply the pending ledger to the state plane, each line once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from memhtml.contracts.errors import (
+    DirtyTreeError,
+    DiscriminationFailedError,
+    GitError,
+    InvalidMemoryError,
+    WriteConflictError,
+)
+from memhtml.sleep import ledger, runs
+from memhtml.store.branch import BlobReader, CommitTree, current_branch, identity_env
+
+if TYPE_CHECKING:
+    from memhtml.eval.gate import GateReport
+    from memhtml.ops.corpus import Corpus
+    from memhtml.sleep.gate import CorpusGateReport
+    from memhtml.sleep.runindex import RunIndex
+    from memhtml.store.git import Git
+
+FixtureGate = Callable[[], "GateReport"]
+MAX_LISTED = 20
+
+
+def validate_branch(git: Git, reader: BlobReader, base: str, tip: str) -> list[dict[str, Any]]:
+    """Every memory file the branch changed must parse clean: the problems found."""
+    from memhtml.html import parse_memory
+    from memhtml.index.indexer import indexable
+
+    entries = [e for e in git.diff(base, tip) if e.status != "D" and indexable(e.path)]
+    blobs = reader.read_many(f"{tip}:{e.path}" for e in entries)
+    problems: list[dict[str, Any]] = []
+    for e in entries:
+        got = blobs.get(f"{tip}:{e.path}")
+        doc = parse_memory(got[1]) if got is not None else None
+        if doc is None or not doc.ok:
+            violations = [v.message for v in doc.violations[:3]] if doc is not None else ["missing"]
+            problems.append({"path": e.path, "violations": violations})
+    return problems
+
+
+def _fixture_gate() -> GateReport:
+    from memhtml.eval.gate import run_gate
+
+    return run_gate("fake")
+
+
+def branch_index(corpus: Corpus, run_id: str, tip: str, reader: BlobReader) -> RunIndex:
+    """The run index at the tip: the run's own when it is there, else main's copy caught up."""
+    from memhtml.sleep.runindex import RunIndex
+
+    folder = runs.scratch_dir(corpus.root, run_id)
+    index = RunIndex.reopen(corpus, folder)
+    held = index.watermark() if index is not None else None
+    if index is None or held is None or corpus.git.resolve_commit(held) is None:
+        if index is not None:
+            index.close()
+        corpus.sync(worktree=False)
+        index = RunIndex.copy_main(corpus, folder)
+    index.catch_up_to(tip, CommitTree.load(corpus.git, tip, reader))
+    embedder = corpus.embedder
+    if embedder is not None:
+        from memhtml.index.embedding import embed_missing, space_matches
+
+        if space_matches(index.conn, embedder):
+            embed_missing(index.conn, embedder, index.folder, clock=corpus.clock())
+    return index
+
+
+def branch_gate(
+    corpus: Corpus, record: runs.RunRecord, tip: str, reader: BlobReader
+) -> CorpusGateReport:
+    """The corpus gate's verdict over the run's branch tip (it refuses nothing itself)."""
+    from memhtml.contracts.paths import is_archived_path
+    from memhtml.index.indexer import PREFIXES
+    from memhtml.sleep.gate import corpus_gate
+    from memhtml.sleep.runindex import BranchCorpus
+
+    index = branch_index(corpus, record.run_id, tip, reader)
+    try:
+        diff = corpus.git.diff(record.base, tip)
+        touched = {p for d in diff for p in (d.path, d.old_path) if p}
+        moved = {
+            d.old_path: d.path
+            for d in diff
+            if d.status == "R" and d.old_path and not is_archived_path(d.path)
+        }
+        base_paths = {e.path for e in corpus.git.ls_tree(record.base, PREFIXES)}
+        return corpus_gate(corpus, BranchCorpus(corpus, index), base_paths, touched, moved)
+    finally:
+        index.close()
+
+
+def run_gates(
+    corpus: Corpus,
+    record: runs.RunRecord,
+    tip: str,
+    reader: BlobReader,
+    fixture_gate: FixtureGate | None,
+) -> dict[str, Any]:
+    """Both gates; DiscriminationFailedError (with the evidence) when either refuses."""
+    fixture = (fixture_gate or _fixture_gate)()
+    data: dict[str, Any] = {"skipped": False, "fixture": _fixture_summary(fixture)}
+    if not fixture.passed and not fixture.skipped:
+        raise DiscriminationFailedError(
+            f"the discrimination gate failed ({fixture.reason or 'a probe inverted'});"
+            f" sleep/{record.run_id} was not merged",
+            suggestions=["memhtml eval discriminate --mode fake"],
+            details={"gate": data},
+        )
+    report = branch_gate(corpus, record, tip, reader)
+    data["corpus"] = report.to_data()
+    if not report.passed:
+        first = report.regressions[0]
+        raise DiscriminationFailedError(
+            f"sleep/{record.run_id} would lose a fact: {first['a']} / {first['b']}"
+            f" ({first['kind']}): {first['why']}; {len(report.regressions)} regression(s),"
+            " main unchanged",
+            suggestions=[
+                f"memhtml sleep review {record.run_id}",
+                f"git branch -D sleep/{record.run_id}  (discard the run)",
+            ],
+            details={"gate": data},
+        )
+    return data
+
+
+def _fixture_summary(report: GateReport) -> dict[str, Any]:
+    full = report.to_data()
+    keys = ("mode", "passed", "skipped", "reason", "probes", "mrr", "inversions", "duration_s")
+    return {k: full.get(k) for k in keys}
+
+
+def _git_merge(corpus: Corpus, record: runs.RunRecord, tip: str, head: str) -> str:
+    """Move main to include the branch: fast-forward, else a clean merge; the mode used."""
+    git = corpus.git
+    env = identity_env(git)
+    ref = runs.ref_of(record.run_id)
+    if git.is_ancestor(head, tip):
+        git.run("merge", "--ff-only", "--quiet", ref, env=env)
+        return "fast-forward"
+    message = f"memhtml(sleep): merge run {record.run_id}\n\n{runs.RUN_TRAILER}: {record.run_id}\n"
+    try:
+        git.run("merge", "--no-ff", "--no-edit", "--quiet", "-m", message, ref, env=env)
+    except GitError as exc:
+        conflicted = git.text("diff", "--name-only", "--diff-filter=U", check=False).splitlines()
+        git.run("merge", "--abort", check=False)
+        if git.head() != head:  # never leave main anywhere but where it was
+            git.run("reset", "--hard", "--quiet", head, check=False)
+        raise WriteConflictError(
+            f"main moved since the run and merging sleep/{record.run_id} conflicts"
+            f" ({len(conflicted)} file(s)); main unchanged",
+            suggestions=[
+                f"memhtml sleep review {record.run_id}",
+                "discard the run and sleep again on the new main",
+            ],
+            details={"conflicts": conflicted[:MAX_LISTED], "git": exc.message},
+        ) from exc
+    return "merge"
+
+
+def merge(
+    corpus: Corpus,
+    run_id: str,
+    *,
+    skip_gate: bool = False,
+    fixture_gate: FixtureGate | None = None,
+) -> dict[str, Any]:
+    """Gate, move main, apply the ledger, update the index: the `sleep.merge` payload."""
+    git = corpus.git
+    with runs.sleep_lock(corpus.root):
+        record, tip = runs.find_run(git, corpus.root, run_id)
+        with corpus.lock.hold():
+            corpus.recover()
+            current = current_branch(git)
+            target = record.target or current
+            if current is None or current != target:
+                raise GitError(
+                    f"HEAD is on {current or 'a detached commit'}; sleep/{run_id} merges into"
+                    f" {target}",
+                    suggestions=[f"git checkout {(target or 'main').removeprefix('refs/heads/')}"],
+                )
+            dirty = sorted({e.path for e in git.status(())})
+            if dirty:
+                raise DirtyTreeError(
+                    f"the working tree has {len(dirty)} uncommitted change(s); merge needs a"
+                    " clean tree",
+                    suggestions=["commit or discard them: git status"],
+                    details={"paths": dirty[:MAX_LISTED]},
+                )
+            head = git.head()
+            assert head is not None
+            gate: dict[str, Any] = {"skipped": True}
+            with BlobReader(git) as reader:
+                if git.is_ancestor(tip, head):
+                    mode = "already-merged"
+                else:
+                    if not git.is_ancestor(record.base, tip):
+                        raise GitError(
+                            f"sleep/{run_id} no longer descends from its base {record.base[:12]}"
+                            " (rewritten by hand); main unchanged"
+                        )
+                    problems = validate_branch(git, reader, record.base, tip)
+                    if problems:
+                        raise InvalidMemoryError(
+                            f"sleep/{run_id} holds {len(problems)} file(s) that break the format"
+                            f" (edited by hand?): {problems[0]['path']}: "
+                            f"{'; '.join(problems[0]['violations'])}; main unchanged",
+                            suggestions=[f"memhtml doctor <file> on a checkout of sleep/{run_id}"],
+                            details={"problems": problems[:MAX_LISTED]},
+                        )
+                    _read_ledger(git, tip, run_id)  # a torn ledger is refused before main moves
+                    if not skip_gate:
+                        gate = run_gates(corpus, record, tip, reader, fixture_gate)
+                    mode = _git_merge(corpus, record, tip, head)
+            new_head = git.head()
+            index = corpus.sync(worktree=False)
+            applied = ledger.apply_marks(
+                corpus.conn, run_id, _read_ledger(git, tip, run_id), record.at, corpus.clock()
+            )
+            record.status = "merged"
+            record.merged_at = corpus.clock()
+            record.merge_commit = new_head
+            runs.save_record(corpus.root, record)
+            runs.drop_run_index(corpus.root, run_id)
+    return {
+        "run_id": run_id,
+        "branch": record.branch,
+        "merged": True,
+        "mode": mode,
+        "previous_head": head,
+        "head_sha": new_head,
+        "skip_gate": skip_gate,
+        "gate": gate,
+        "marks_applied": applied.applied,
+        "marks_pending": applied.pending,
+        "ledger": applied.to_data(),
+        "index": index.to_data() if index is not None else None,
+    }
+
+
+def _read_ledger(git: Git, tip: str, run_id: str) -> list[dict[str, Any]]:
+    data = git.show_blob(tip, runs.ledger_path(run_id))
+    return ledger.decode(data) if data else []

@@ -1,0 +1,280 @@
+"""dedup-merge: fold duplicate memories into their older copy, unless a guard says they differ.
+
+Two kinds of duplicate among active memories (tasks, arcs and the
+`resources/people/` records left out):
+
+* **exact** -- two files with one content hash. The index projects only the
+  smallest path and records each other copy as a skipped duplicate; those
+  records are the groups.
+* **near** -- first-chunk vectors at cosine >= 0.92 (the original's
+  NEAR_DUPLICATE_THRESHOLD), each memory keeping its 5 closest partners, at
+  most 100 near merges a night (SLEEP-FACTS 2.2). With `--deep` the band
+  goes down to 0.86 (the original's recall floor), and a pair below 0.92
+  must also share an entity ("grouping by shared entity").
+
+Every near pair passes the anti-merge guards first (`memhtml.domain.guards`):
+a negation, number, qualifier or role difference vetoes it. The survivor is
+the older file (created, then path), as in the original. The other copy is
+archived (`git mv` into `archive/<YYYY>/`) with `memhtml-superseded-by`
+naming the survivor; the survivor gains `supersedes` to the archived copy and
+the copy's own authored links; links from elsewhere to the copy now name the
+survivor (`Planner` relinking, as `correct` does). A survivor may absorb
+several copies in one night, and a copy that already absorbed one may itself
+fold into an older file: the superseded-by chain then leads through it.
+
+A memory with a near twin the guards told apart (a *contested* memory: "must
+verify" beside "must not verify") is neither folded nor folded into. Folding
+"must verify" into its older paraphrase "must check" would leave the
+negation the best lexical match for the words "must verify": a query in the
+folded copy's own words would find the opposite fact first, which is the
+regression the discrimination gate at `sleep merge` refuses. Two paraphrases
+side by side cost a little space; a lost discrimination costs a wrong
+answer.
+
+Where we differ: the original mines near pairs at 0.92 strictly above, cuts
+the mined list at 400 pairs before its veto (so twins the guards refuse
+every night, which sit at the top of the list, could crowd every true
+duplicate out for good; here every mined pair is judged and only merges are
+capped), never lets a file take part in two merges a night (so a group of
+three needs two nights), and merges exact duplicates no differently. Its vetoed pairs
+become review tasks; review tasks come with the model/tasks issue, so here a
+vetoed pair is counted (per guard) and listed in the commit body, and emits no
+ledger mark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from memhtml.contracts.vocab import PEOPLE_DIR
+from memhtml.domain.guards import GUARDS, divergence, normalize_name
+from memhtml.sleep.phase import PhaseOutcome, SleepContext, Touched
+from memhtml.sleep.phases._shared import (
+    DUPLICATE_REASON,
+    BasePhase,
+    first_chunk_vectors,
+    listed,
+    merge_into,
+    read_doc,
+    relink_touches,
+    unparseable,
+)
+
+NEAR_DUPLICATE_THRESHOLD: Final = 0.92
+DEEP_THRESHOLD: Final = 0.86
+PER_SOURCE_K: Final = 5
+MAX_MERGES: Final = 100  # near merges a night (exact duplicates are not capped)
+EXCLUDED_TYPES: Final = ("task", "arc")
+_CORPUS_WHERE: Final = (
+    "f.archived = 0 AND f.memory_type NOT IN ('task', 'arc') AND f.path NOT LIKE ?"
+)
+
+
+@dataclass
+class _Memory:
+    path: str
+    created: str
+    text: str
+    entities: set[tuple[str, str]] = field(default_factory=set)
+
+    @property
+    def age_key(self) -> tuple[str, str]:
+        return (self.created, self.path)
+
+
+@dataclass
+class _Plan:
+    merges: list[tuple[str, str, str]] = field(default_factory=list)  # (loser, survivor, why)
+    vetoes: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def _corpus(ctx: SleepContext) -> dict[str, _Memory]:
+    rows = ctx.conn.execute(
+        f"SELECT f.path, f.created_at, f.body_text FROM files f WHERE {_CORPUS_WHERE}",
+        (PEOPLE_DIR + "/%",),
+    ).fetchall()
+    out = {str(p): _Memory(str(p), str(c), str(t)) for p, c, t in rows}
+    for path, kind, name in ctx.conn.execute(
+        "SELECT path, entity_type, entity_name FROM file_entities"
+    ):
+        if path in out:
+            out[path].entities.add((str(kind), str(name)))
+    return out
+
+
+def _exact_groups(
+    ctx: SleepContext, corpus: dict[str, _Memory], counts: dict[str, int]
+) -> dict[str, list[_Memory]]:
+    """holder -> every copy (the holder included) of its content, from the index's skips."""
+    groups: dict[str, list[_Memory]] = {}
+    for path, reason in ctx.conn.execute(
+        "SELECT path, reason FROM skipped_files WHERE reason LIKE ? ORDER BY path",
+        (DUPLICATE_REASON + "%",),
+    ):
+        holder = str(reason)[len(DUPLICATE_REASON) :]
+        if holder not in corpus or str(path).startswith(PEOPLE_DIR + "/"):
+            continue
+        doc = read_doc(ctx, str(path))
+        if doc is None:
+            counts["unparseable_copies"] += 1
+            continue
+        if doc.memory_type in EXCLUDED_TYPES:
+            continue
+        copy = _Memory(str(path), doc.created or "", doc.body_text, set(doc.entities))
+        groups.setdefault(holder, [corpus[holder]]).append(copy)
+    return groups
+
+
+def _shares_entity(a: _Memory, b: _Memory) -> bool:
+    def keys(m: _Memory) -> set[tuple[str, str]]:
+        return {(normalize_name(t), normalize_name(n)) for t, n in m.entities}
+
+    return bool(keys(a) & keys(b))
+
+
+def _plan(ctx: SleepContext) -> _Plan:
+    import numpy as np
+
+    from memhtml.domain.neighbors import neighbor_pairs
+
+    plan = _Plan()
+    counts = plan.counts
+    for key in ("exact", "near", "merged", "candidates", "vetoed", "vanished", "capped"):
+        counts[key] = 0
+    for guard in GUARDS:
+        counts[f"vetoed_{guard}"] = 0
+    counts["unparseable_copies"] = 0
+    if ctx.deep:
+        counts["outside_entity_groups"] = 0
+    corpus = _corpus(ctx)
+    counts["memories"] = len(corpus)
+    counts["unparseable"] = len(unparseable(ctx.conn))
+    survivor_of: dict[str, str] = {}  # merged-away path -> the path it folded into
+
+    def root(path: str) -> str:
+        while path in survivor_of:
+            path = survivor_of[path]
+        return path
+
+    known = dict(corpus)  # plus the unindexed copies, which share their holder's vector
+    vector_of: dict[str, str] = {}
+    for holder, copies in sorted(_exact_groups(ctx, corpus, counts).items()):
+        copies.sort(key=lambda m: m.age_key)
+        keep = copies[0]
+        for copy in copies:
+            known[copy.path] = copy
+            vector_of[copy.path] = holder
+        for copy in copies[1:]:
+            survivor_of[copy.path] = keep.path
+            plan.merges.append((copy.path, keep.path, "exact"))
+            counts["exact"] += 1
+        counts["exact_groups"] = counts.get("exact_groups", 0) + 1
+
+    floor = DEEP_THRESHOLD if ctx.deep else NEAR_DUPLICATE_THRESHOLD
+    keys, matrix = first_chunk_vectors(ctx.conn, _CORPUS_WHERE, (PEOPLE_DIR + "/%",))
+    counts["without_vector"] = len(corpus) - len(keys)
+    if matrix is None:
+        counts["merged"] = counts["exact"]
+        return plan
+    unit = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    at = {p: i for i, p in enumerate(keys)}
+
+    def row(path: str) -> int:
+        return at[vector_of.get(path, path)]
+
+    pairs = neighbor_pairs(matrix, floor, PER_SOURCE_K)
+    counts["candidates"] = len(pairs)
+    counts["contested"] = 0
+    contested: set[str] = set()  # memories with a near twin the guards told apart
+    for i, j, _mined in pairs:
+        a, b = corpus[keys[i]], corpus[keys[j]]
+        if divergence(a.text, b.text, a.entities, b.entities):
+            contested.update((a.path, b.path))
+    for done, (i, j, mined) in enumerate(pairs, start=1):
+        ctx.progress(done, len(pairs))
+        a, b = sorted((corpus[keys[i]], corpus[keys[j]]), key=lambda m: m.age_key)
+        if b.path in survivor_of:
+            counts["vanished"] += 1  # the newer copy already folded into another
+            continue
+        keep, sim = known[root(a.path)], mined
+        if keep.path != a.path:
+            # the older one folded tonight: the pair stands only if its survivor is as close
+            sim = float(np.clip(unit[row(keep.path)] @ unit[row(b.path)], -1.0, 1.0))
+            if sim < floor or keep.path == b.path:
+                counts["vanished"] += 1
+                continue
+        if ctx.deep and sim < NEAR_DUPLICATE_THRESHOLD and not _shares_entity(keep, b):
+            counts["outside_entity_groups"] += 1
+            continue
+        fired = divergence(keep.text, b.text, keep.entities, b.entities)
+        if fired:
+            counts["vetoed"] += 1
+            for guard in fired:
+                counts[f"vetoed_{guard}"] += 1
+            plan.vetoes.append(f"veto {keep.path} {b.path} at cosine {sim:.3f}: {', '.join(fired)}")
+            continue
+        if keep.path in contested or b.path in contested:
+            counts["contested"] += 1
+            continue
+        if counts["near"] >= MAX_MERGES:
+            counts["capped"] += 1
+            continue
+        survivor_of[b.path] = keep.path
+        plan.merges.append((b.path, keep.path, f"cosine {sim:.3f}"))
+        counts["near"] += 1
+    counts["merged"] = counts["exact"] + counts["near"]
+    return plan
+
+
+class DedupMerge(BasePhase):
+    """Exact and near-duplicate merges behind the anti-merge guards."""
+
+    name = "dedup-merge"
+
+    def run(self, ctx: SleepContext) -> PhaseOutcome:
+        """Plan every merge against the run index, then stage them through the Planner."""
+        plan = _plan(ctx)
+        counts = plan.counts
+        out = PhaseOutcome(counts=counts)
+        lines: list[str] = []
+        if not ctx.dry_run:
+            moves = []
+            counts["failed"] = 0
+            for loser, survivor, why in plan.merges:
+                moved = merge_into(ctx, loser, survivor)
+                if moved is None:
+                    counts["failed"] += 1
+                    continue
+                moves.append(moved)
+                out.touched.append(Touched(moved.to, "merged", from_path=loser))
+                out.touched.append(Touched(survivor, "rewritten"))
+                lines.append(f"merge {loser} -> {survivor} ({why})")
+            counts["relinked"] = sum(len(m.relinked) for m in moves)
+            counts["merged"] = len(moves)
+            out.touched += relink_touches(ctx, moves)
+            out.touched = list({(t.path, t.kind): t for t in out.touched}.values())
+        out.subject = (
+            f"fold {counts['merged']} duplicates into older copies"
+            f" ({counts['exact']} exact, {counts['near']} near)"
+        )
+        out.body = listed(lines + plan.vetoes)
+        if counts["vetoed"]:
+            out.detail = f"{counts['vetoed']} near-duplicate pairs vetoed by the guards"
+        return out
+
+    def plan(self, ctx: SleepContext) -> dict[str, Any]:
+        """Exact groups are cheap to count; near pairs are the vector scan itself."""
+        exact = ctx.conn.execute(
+            "SELECT count(*) FROM skipped_files WHERE reason LIKE ?", (DUPLICATE_REASON + "%",)
+        ).fetchone()[0]
+        return {
+            "counts": {"exact_copies": int(exact)},
+            "unknown": {
+                "near": "counting near-duplicates is the pairwise vector scan the phase runs"
+            },
+        }
+
+
+PHASE = DedupMerge()

@@ -1,0 +1,243 @@
+"""The run index: a private projection of the branch tip, kept current after every phase commit.
+
+At the start of a run the main index (caught up under the repository lock) is
+copied with SQLite's backup API into the run's scratch folder under `.git`.
+The state plane is attached read-only: nothing of a run reaches state.db
+before a merge. After each phase commit exactly the committed paths are
+reprojected (`Indexer.apply_commit`), so a later phase reads what earlier
+phases did. `update()` and `rebuild()` are never called on it: they diff
+against the working tree's HEAD, which is main, not the branch.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from memhtml.contracts.errors import StorageError
+from memhtml.domain.rrf import rrf_contribution_sql
+from memhtml.index.db import BUSY_TIMEOUT_MS, watermark
+from memhtml.index.indexer import Indexer, IndexReport, indexable
+from memhtml.ops.corpus import Corpus
+from memhtml.store.files import FileChange
+
+if TYPE_CHECKING:
+    from memhtml.embed.base import Embedder
+    from memhtml.embed.matrix import LoadedMatrix
+    from memhtml.html import MemoryDocument
+    from memhtml.store.branch import CommitTree
+    from memhtml.store.git import Git
+
+
+def _cosine_distance_blobs(a: bytes | None, b: bytes | None) -> float | None:
+    from memhtml.domain.vectors import cosine_distance_blobs
+
+    return cosine_distance_blobs(a, b)
+
+
+def _uri(path: Path, read_only: bool) -> str:
+    return "file:" + quote(str(path.absolute())) + ("?mode=ro" if read_only else "")
+
+
+def open_index(
+    index_path: Path, state_path: Path, *, read_only: bool = False
+) -> sqlite3.Connection:
+    """A connection to an index file with the state plane attached read-only as `state`.
+
+    `read_only` opens the index itself read-only too (`sleep plan` over main's index).
+    """
+    try:
+        conn = sqlite3.connect(
+            _uri(index_path, read_only),
+            uri=True,
+            isolation_level=None,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            check_same_thread=False,
+        )
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if not read_only:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = OFF")  # scratch: a killed run rebuilds it
+        conn.execute("ATTACH DATABASE ? AS state", (_uri(state_path, True),))
+        conn.create_function("vector_distance_cos", 2, _cosine_distance_blobs, deterministic=True)
+        conn.create_function("memhtml_rrf", 3, rrf_contribution_sql, deterministic=True)
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot open the run index at {index_path}: {exc}") from exc
+    return conn
+
+
+class _BranchIndexer(Indexer):
+    """The indexer with the branch tip, not the working tree, as the place files are read."""
+
+    def __init__(self, conn: sqlite3.Connection, git: Git, root: Path, clock: Any) -> None:
+        super().__init__(conn, git, root, clock)
+        self.tree: CommitTree | None = None
+
+    def _read_worktree(self, paths: Any) -> dict[str, bytes | None]:
+        # Only `_retry_duplicates` reads "the tree" during apply_commit: here it is the tip.
+        tree = self.tree
+        return {p: (tree.get(p) if tree else None) for p in paths if indexable(p)}
+
+
+class RunIndex:
+    """The run's own index (`<scratch>/index.db`) and the indexer that keeps it at the tip."""
+
+    def __init__(self, corpus: Corpus, folder: Path, conn: sqlite3.Connection) -> None:
+        self.corpus = corpus
+        self.folder = folder
+        self.conn = conn
+        self.indexer = _BranchIndexer(conn, corpus.git, corpus.root, corpus.clock)
+
+    @property
+    def path(self) -> Path:
+        """The index file."""
+        return self.folder / "index.db"
+
+    @staticmethod
+    def state_path(corpus: Corpus) -> Path:
+        """The main state plane (attached read-only)."""
+        return corpus.root / ".memhtml" / "state.db"
+
+    @classmethod
+    def copy_main(cls, corpus: Corpus, folder: Path) -> RunIndex:
+        """Copy main's index (the caller holds the repository lock and caught it up)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / "index.db"
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            target.with_name(target.name + suffix).unlink(missing_ok=True)
+        dest = sqlite3.connect(str(target), isolation_level=None)
+        try:
+            corpus.conn.backup(dest, name="main")
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot copy the index into {target}: {exc}") from exc
+        finally:
+            dest.close()
+        conn = open_index(target, cls.state_path(corpus))
+        # The copy is the tree at main's HEAD: nothing of the working tree belongs in it.
+        conn.execute("DELETE FROM worktree_overlay")
+        return cls(corpus, folder, conn)
+
+    @classmethod
+    def reopen(cls, corpus: Corpus, folder: Path) -> RunIndex | None:
+        """The run index a previous process of this run left, when it is readable."""
+        target = folder / "index.db"
+        if not target.is_file():
+            return None
+        try:
+            conn = open_index(target, cls.state_path(corpus))
+            if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                conn.close()
+                return None
+        except (StorageError, sqlite3.Error):
+            return None
+        return cls(corpus, folder, conn)
+
+    def watermark(self) -> str | None:
+        """The commit this index projects."""
+        return watermark(self.conn)
+
+    def apply(
+        self,
+        parent: str,
+        new: str,
+        changes: Sequence[FileChange],
+        tree: CommitTree,
+        docs: Mapping[bytes, MemoryDocument] | None = None,
+    ) -> IndexReport:
+        """Reproject exactly the paths a commit from `parent` to `new` changed."""
+        if self.watermark() != parent:
+            raise StorageError(
+                f"the run index projects {self.watermark()}, not the commit's parent {parent}"
+            )
+        self.indexer.tree = tree
+        rows = [
+            (
+                c.path,
+                tree.get(c.path) if c.content is None and c.moved_from else c.content,
+                c.moved_from,
+            )
+            for c in changes
+        ]
+        return self.indexer.apply_commit(parent, new, rows, docs)
+
+    def catch_up_to(self, tip: str, tree: CommitTree) -> IndexReport | None:
+        """Reproject whatever differs between the commit this index holds and `tip`."""
+        held = self.watermark()
+        if held == tip:
+            return None
+        if held is None:
+            raise StorageError("the run index has no watermark")
+        diff = self.corpus.git.diff(held, tip)
+        tree.prefetch(d.path for d in diff if d.status != "D")
+        changes = [
+            FileChange(d.path, None)
+            if d.status == "D"
+            else FileChange(d.path, tree.get(d.path), d.old_path if d.status == "R" else None)
+            for d in diff
+        ]
+        return self.apply(held, tip, changes, tree)
+
+    def embed(self, embedder: Embedder | None, paths: Sequence[str], clock: str) -> dict[str, Any]:
+        """Vectors for new chunks of `paths` (the matrix cache lives in the scratch folder)."""
+        if embedder is None or not paths:
+            return {"embedded": 0}
+        from memhtml.index.embedding import embed_missing, space_matches
+
+        if not space_matches(self.conn, embedder):
+            return {"embedded": 0, "error": "vector space differs"}
+        return embed_missing(self.conn, embedder, self.folder, paths=paths, clock=clock).to_data()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+
+class BranchCorpus(Corpus):
+    """A Corpus whose index is a run index: search ranks the branch tip exactly as main would.
+
+    It never catches up with the working tree (that is main), and its vector
+    matrix cache lives in the run's scratch folder, never in main's.
+    """
+
+    def __init__(self, main: Corpus, run_index: RunIndex) -> None:
+        super().__init__(main.root, embedder=main.embedder_name, require_repo=False)
+        self.clock = main.clock
+        self._conn = run_index.conn
+        self._vectors_root = run_index.folder
+
+    def catch_up(self) -> bool:
+        """The run index is exact by construction."""
+        return True
+
+    def begin_catch_up(self) -> Any:
+        """The run index is exact by construction."""
+        return True
+
+    def end_catch_up(self, probe: Any) -> bool | None:
+        """The run index is exact by construction."""
+        return True
+
+    def vector_matrix(self) -> LoadedMatrix | None:
+        """The matrix of the run index's vectors, cached in the scratch folder."""
+        from memhtml.index.embedding import stored_space, sync_matrix
+
+        _, _, epoch = stored_space(self.conn)
+        if epoch is None:
+            return None
+        if self._matrix is not None and self._matrix[0] == epoch and self._matrix[1] is not None:
+            max_seq = self.conn.execute("SELECT coalesce(max(seq), 0) FROM embeddings").fetchone()[
+                0
+            ]
+            if self._matrix[1].max_seq >= max_seq:
+                return self._matrix[1]
+        loaded = sync_matrix(self.conn, self._vectors_root, epoch)
+        self._matrix = (epoch, loaded)
+        return loaded
+
+    def close(self) -> None:
+        """The run index owns the connection."""
+        self._conn = None
