@@ -60,9 +60,10 @@ NEGATION_MARKERS: Final = frozenset(
 VARIANT_QUALIFIERS: Final = frozenset(
     "pro max beta alpha rc preview legacy deprecated experimental".split()  # noqa: SIM905 - a word list reads better as text
 )
-# Opposed pairs: a superset of the pairs `memhtml.eval.flips` swaps (a test keeps it so),
-# plus a few more a fact turns on. Each word alone is a qualifier.
-OPPOSED_QUALIFIERS: Final[tuple[tuple[str, str], ...]] = (
+# The opposed pairs the gate's flips swap (memhtml.eval.flips builds its probes from
+# these; each word appears in one pair only). Inflected forms
+# are listed as their own pairs so a swap never needs morphology.
+SWAPPED_QUALIFIERS: Final[tuple[tuple[str, str], ...]] = (
     ("before", "after"),
     ("primary", "replica"),
     ("primaries", "replicas"),
@@ -73,7 +74,6 @@ OPPOSED_QUALIFIERS: Final[tuple[tuple[str, str], ...]] = (
     ("enabled", "disabled"),
     ("enabling", "disabling"),
     ("minimum", "maximum"),
-    ("min", "max"),
     ("inbound", "outbound"),
     ("ingress", "egress"),
     ("upstream", "downstream"),
@@ -81,7 +81,6 @@ OPPOSED_QUALIFIERS: Final[tuple[tuple[str, str], ...]] = (
     ("increased", "decreased"),
     ("leader", "follower"),
     ("synchronous", "asynchronous"),
-    ("sync", "async"),
     ("internal", "external"),
     ("public", "private"),
     ("encrypted", "plaintext"),
@@ -89,15 +88,21 @@ OPPOSED_QUALIFIERS: Final[tuple[tuple[str, str], ...]] = (
     ("allowed", "denied"),
     ("weekday", "weekend"),
     ("oldest", "newest"),
-    ("older", "newer"),
     ("highest", "lowest"),
-    ("higher", "lower"),
     ("above", "below"),
     ("soft", "hard"),
     ("first", "last"),
     ("blue", "green"),
     ("ascending", "descending"),
     ("hourly", "nightly"),
+)
+# More pairs a fact turns on, which the guards also watch. Each word alone is a qualifier.
+OPPOSED_QUALIFIERS: Final[tuple[tuple[str, str], ...]] = (
+    *SWAPPED_QUALIFIERS,
+    ("min", "max"),
+    ("sync", "async"),
+    ("older", "newer"),
+    ("higher", "lower"),
     ("daily", "weekly"),
     ("monthly", "yearly"),
     ("online", "offline"),

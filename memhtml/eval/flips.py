@@ -36,44 +36,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from memhtml.domain.guards import SWAPPED_QUALIFIERS
+
 FlipKind = Literal["negation", "number", "qualifier", "identifier"]
 FLIP_KINDS: Final[tuple[str, ...]] = ("negation", "number", "qualifier", "identifier")
 
-# Opposed qualifier pairs (each word appears in one pair only). Inflected forms
-# are listed as their own pairs so a swap never needs morphology.
-QUALIFIER_PAIRS: Final[tuple[tuple[str, str], ...]] = (
-    ("before", "after"),
-    ("primary", "replica"),
-    ("primaries", "replicas"),
-    ("staging", "production"),
-    ("read", "write"),
-    ("reads", "writes"),
-    ("enable", "disable"),
-    ("enabled", "disabled"),
-    ("enabling", "disabling"),
-    ("minimum", "maximum"),
-    ("inbound", "outbound"),
-    ("ingress", "egress"),
-    ("upstream", "downstream"),
-    ("increase", "decrease"),
-    ("increased", "decreased"),
-    ("leader", "follower"),
-    ("synchronous", "asynchronous"),
-    ("internal", "external"),
-    ("public", "private"),
-    ("encrypted", "plaintext"),
-    ("allow", "deny"),
-    ("allowed", "denied"),
-    ("weekday", "weekend"),
-    ("oldest", "newest"),
-    ("highest", "lowest"),
-    ("above", "below"),
-    ("soft", "hard"),
-    ("first", "last"),
-    ("blue", "green"),
-    ("ascending", "descending"),
-    ("hourly", "nightly"),
-)
+# Opposed qualifier pairs: one list, shared with the anti-merge guards.
+QUALIFIER_PAIRS: Final[tuple[tuple[str, str], ...]] = SWAPPED_QUALIFIERS
 _OPPOSITE: Final[dict[str, str]] = {
     **{a: b for a, b in QUALIFIER_PAIRS},
     **{b: a for a, b in QUALIFIER_PAIRS},
