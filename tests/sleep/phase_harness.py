@@ -150,3 +150,7 @@ def doc_of(corpus: Any, path: str) -> Any:
     from memhtml.html import parse_memory
 
     return parse_memory((corpus.root / path).read_bytes())
+
+
+# The instant the phase tests' write doors stamp: the run under test is the night after.
+WRITTEN = "2026-03-01T10:00:00Z"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,18 +9,16 @@ import pytest
 
 import memhtml
 from memhtml.eval.merge_safety import MUST_NOT_MERGE, PARAPHRASE, merge_pairs
-from tests.sleep.phase_harness import commit_files, doc_of, links_of, memory_bytes, run_phase
+from tests.sleep.phase_harness import (
+    WRITTEN,
+    commit_files,
+    doc_of,
+    links_of,
+    memory_bytes,
+    run_phase,
+)
 
-WRITTEN = "2026-03-01T10:00:00Z"
 CLAIM = "Drain the checkout-api VIP before reverting a prod deploy."
-
-
-@pytest.fixture
-def fixed(repo: Path) -> Iterator[Any]:
-    """A corpus whose write doors stamp 2026-03-01 (the run is the night after)."""
-    c = memhtml.open(repo, embedder="fake", now=WRITTEN)
-    yield c
-    c.close()
 
 
 def merged(corpus: Any) -> dict[str, str]:

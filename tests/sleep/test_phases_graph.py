@@ -3,26 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-import memhtml
 from memhtml.sleep.phases import relationship_mining
 from memhtml.sleep.phases.state_export import SIDECAR
 from tests.sleep.phase_harness import commit_files, git, links_of, run_phase
-
-WRITTEN = "2026-03-01T10:00:00Z"
-
-
-@pytest.fixture
-def fixed(repo: Path) -> Iterator[Any]:
-    """A corpus whose write doors stamp 2026-03-01 (the run is the night after)."""
-    c = memhtml.open(repo, embedder="fake", now=WRITTEN)
-    yield c
-    c.close()
 
 
 def derived(corpus: Any) -> list[tuple[str, str, str, int, str]]:

@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-import memhtml
-from tests.sleep.phase_harness import commit_files, doc_of, links_of, memory_bytes, run_phase
-
-WRITTEN = "2026-03-01T10:00:00Z"
-
-
-@pytest.fixture
-def fixed(repo: Path) -> Iterator[Any]:
-    """A corpus whose write doors stamp 2026-03-01 (the run is the night after)."""
-    c = memhtml.open(repo, embedder="fake", now=WRITTEN)
-    yield c
-    c.close()
+from tests.sleep.phase_harness import (
+    WRITTEN,
+    commit_files,
+    doc_of,
+    links_of,
+    memory_bytes,
+    run_phase,
+)
 
 
 def accessed(corpus: Any, path: str, count: int, *, reinforced: int = 0, at: str = WRITTEN) -> None:
