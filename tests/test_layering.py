@@ -35,6 +35,7 @@ FORBIDDEN = {
     "memhtml.index",
     "memhtml.html",
     "memhtml.embed",
+    "memhtml.llm",
     "memhtml.ops",
     "memhtml.cli",
     "memhtml.mcp",
@@ -111,7 +112,7 @@ def test_import_memhtml_is_light() -> None:
     import sys
 
     code = (
-        "import sys, memhtml, memhtml.embed, memhtml.cli.main; "
+        "import sys, memhtml, memhtml.embed, memhtml.llm, memhtml.cli.main; "
         "heavy = [m for m in ('numpy','lxml','onnxruntime','polars','duckdb','git','boto3',"
         "'tokenizers','mcp') if m in sys.modules]; print(','.join(heavy))"
     )

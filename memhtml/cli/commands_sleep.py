@@ -8,6 +8,12 @@ from memhtml.cli.spec import Command, Param
 
 H = "memhtml.cli.handlers.sleep"
 _RUN_ID = Param("run_id", "the run id (YYYY-MM-DD or YYYY-MM-DD-N)", positional=True, required=True)
+_LLM = Param(
+    "llm",
+    "the language model for the model phases (default: $MEMHTML_LLM, else off)",
+    choices=("off", "fake", "bedrock", "openai"),
+    metavar="NAME",
+)
 _PHASES = (
     "preflight, dedup-merge, entity-resolution, person-links, relationship-mining, edge-typing,"
     " confidence-decay, arc-synthesis, retention-triage, compress, reprieve, trace-consolidation,"
@@ -42,6 +48,7 @@ SLEEP_COMMANDS: Final[tuple[Command, ...]] = (
                 default=False,
             ),
             Param("max_llm_calls", "model-call budget for the whole run", type="int", minimum=0),
+            _LLM,
         ),
         errors=(
             "ERR_DIRTY_TREE",
@@ -50,19 +57,24 @@ SLEEP_COMMANDS: Final[tuple[Command, ...]] = (
             "ERR_WRITE_CONFLICT",
             "ERR_PARTIAL_FAILURE",
             "ERR_INVALID_FLAG",
+            "ERR_MODEL_UNAVAILABLE",
             "ERR_GIT",
         ),
         examples=(
             "memhtml sleep run",
             "memhtml sleep run --dry-run",
             "memhtml sleep run --phases dedup-merge,integrity",
+            "memhtml sleep run --llm bedrock --max-llm-calls 200",
         ),
         details=(
             f"Phases, in order: {_PHASES}. preflight refuses a dirty tree, an index of another"
             " embedding model and a half-built index, and stops the run; any other phase that"
             " fails is recorded, the later phases run, the report is committed, and the command"
             " exits 1 with ERR_PARTIAL_FAILURE whose details are the whole run. A phase that"
-            " needs a model with none bound (MEMHTML_LLM=off) is skipped and says so. Each"
+            " needs a model with none bound (MEMHTML_LLM=off, the default) is skipped and says so;"
+            " with one bound, every model call (each retry included) spends the run's"
+            " --max-llm-calls budget, and a call past it is refused and counted as llm_capped."
+            " Each"
             " committing phase is one commit with the trailers Memhtml-Run, Memhtml-Phase and"
             " Memhtml-Counts. Effects git cannot carry are marks in the committed"
             " .memhtml/sleep/<run-id>.pending.jsonl, applied only by `sleep merge`."
@@ -73,12 +85,13 @@ SLEEP_COMMANDS: Final[tuple[Command, ...]] = (
         "Finish a run that was interrupted: re-run only the phases whose commits are missing.",
         "sleep.report",
         f"{H}:resume",
-        params=(_RUN_ID,),
+        params=(_RUN_ID, _LLM),
         errors=(
             "ERR_PATH_NOT_FOUND",
             "ERR_WRITE_CONFLICT",
             "ERR_DIRTY_TREE",
             "ERR_PARTIAL_FAILURE",
+            "ERR_MODEL_UNAVAILABLE",
         ),
         examples=("memhtml sleep resume 2026-08-02",),
     ),

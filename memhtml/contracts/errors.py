@@ -229,3 +229,14 @@ class PartialFailureError(MemhtmlError):
 
     code = "ERR_PARTIAL_FAILURE"
     summary = "some ops of a batch failed; the others were committed (see details)"
+
+
+class LlmContractViolationError(MemhtmlError):
+    """A language model's answer did not decode or validate against the requested schema.
+
+    Raised by an ``llm`` backend; the model caller retries it a bounded number
+    of times and then refuses the call as a value (nothing is half-applied).
+    """
+
+    code = "ERR_LLM_CONTRACT"
+    summary = "a language model answered outside the requested schema"

@@ -45,12 +45,30 @@ from memhtml.store.git import commit_subject
 
 if TYPE_CHECKING:
     from memhtml.embed.base import Embedder
+    from memhtml.llm.base import ModelCaller
     from memhtml.ops.corpus import Corpus
     from memhtml.store.files import FileChange
 
 log = logging.getLogger("memhtml.sleep")
 ALWAYS: frozenset[str] = frozenset({"preflight", "report"})
 Registry = Mapping[str, Phase]
+
+
+def bind_llm(llm: Any, max_llm_calls: int | None) -> ModelCaller | None:
+    """The run's model seam: one caller and one call budget shared by every phase.
+
+    `llm` is a name (`off`, `fake`, `bedrock`, `openai`), a ready model, a
+    ready `ModelCaller` (used as it is, its budget included), or None: then
+    `MEMHTML_LLM` decides, and unset is `off` (no model; model phases skip).
+    """
+    from memhtml.llm import CallBudget, ModelCaller, get_model
+
+    if isinstance(llm, ModelCaller):
+        return llm
+    model = get_model(llm) if llm is None or isinstance(llm, str) else llm
+    if model is None:
+        return None
+    return ModelCaller(model, CallBudget(max_llm_calls))
 
 
 def parse_phases(raw: str | Sequence[str] | None) -> list[str]:
@@ -181,14 +199,14 @@ class Night:
         *,
         dry_run: bool,
         registry: Registry | None,
-        llm: Any,
+        llm: ModelCaller | None,
         progress: bool,
     ) -> None:
         self.corpus = corpus
         self.record = record
         self.dry_run = dry_run
         self.registry = registry
-        self.llm = llm
+        self.llm: ModelCaller | None = llm
         self.ticker = _Ticker(progress)
         self.reader = BlobReader(corpus.git)
         self.index: RunIndex | None = None
@@ -291,6 +309,7 @@ class Night:
         marks: list[dict[str, Any]] = []
         counts: dict[str, int] = {}
         touched: list[dict[str, Any]] = []
+        spent = (self.llm.budget.used, self.llm.budget.capped) if self.llm is not None else (0, 0)
         if phase is None:
             outcome = PhaseOutcome(
                 status="skipped", detail=f"phase not installed ({name} has no module yet)"
@@ -325,6 +344,14 @@ class Night:
                 self.resync()
                 commit = self.tip if self.tip != before else None
         used = ctx.llm_calls if ctx is not None else 0
+        capped = 0
+        if self.llm is not None:
+            # Calls through the caller are counted by the shared budget; a phase that also
+            # counts by hand is charged the difference, so the two never disagree.
+            through = self.llm.budget.used - spent[0]
+            self.llm.budget.charge(used - through)
+            used = max(used, through)
+            capped = self.llm.budget.capped - spent[1]
         if self.budget is not None:
             self.budget = max(0, self.budget - used)
         return {
@@ -335,6 +362,7 @@ class Night:
             "detail": outcome.detail,
             "commit_sha": commit,
             "llm_calls": used,
+            "llm_capped": capped,
             "marks": len(marks) if not self.dry_run else len(outcome.marks),
             "touched": touched,
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
@@ -465,7 +493,12 @@ class Night:
 
 
 def _summary(
-    record: runs.RunRecord, results: list[dict[str, Any]], *, dry_run: bool, started: float
+    record: runs.RunRecord,
+    results: list[dict[str, Any]],
+    *,
+    dry_run: bool,
+    started: float,
+    llm: ModelCaller | None,
 ) -> dict[str, Any]:
     failed = [r["phase"] for r in results if r["status"] == "failed"]
     return {
@@ -487,6 +520,8 @@ def _summary(
         "failed_phases": failed,
         "commits": [r["commit_sha"] for r in results if r.get("commit_sha")],
         "llm_calls": sum(int(r.get("llm_calls") or 0) for r in results),
+        "llm_capped": sum(int(r.get("llm_capped") or 0) for r in results),
+        "llm_model": None if llm is None else llm.model_id,
         "marks": sum(int(r.get("marks") or 0) for r in results),
         "report_path": None if dry_run else runs.report_path(record.run_id),
         "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
@@ -513,7 +548,8 @@ def run(
     """One night: the `sleep.report` payload (`status` failed when a phase failed).
 
     `registry` supplies phase objects by name ahead of `memhtml.sleep.phases`
-    (tests, and phases not installed yet); `llm` is the model seam (None: off).
+    (tests, and phases not installed yet); `llm` is the model seam: a name, a
+    model, a caller, or None for `MEMHTML_LLM` (unset: off), see `bind_llm`.
     """
     import sys
 
@@ -523,6 +559,7 @@ def run(
         raise InvalidFlagError("--max-llm-calls must be at least 0")
     run_date = runs.parse_date(date) if date else corpus.clock()[:10]
     show = sys.stderr.isatty() if progress is None else progress
+    caller = bind_llm(llm, max_llm_calls)  # an unknown name fails before anything is made
     if dry_run:
         return _dry_run(
             corpus,
@@ -531,7 +568,7 @@ def run(
             deep=deep,
             max_llm_calls=max_llm_calls,
             registry=registry,
-            llm=llm,
+            llm=caller,
             show=show,
             started=started,
         )
@@ -566,7 +603,7 @@ def run(
             runs.save_record(corpus.root, record)
             move_ref(git, runs.ref_of(run_id), head, None, f"memhtml(sleep): start run {run_id}")
             index = RunIndex.copy_main(corpus, folder)
-        night = Night(corpus, record, dry_run=False, registry=registry, llm=llm, progress=show)
+        night = Night(corpus, record, dry_run=False, registry=registry, llm=caller, progress=show)
         night.index = index
         night.prepared = prepared
         try:
@@ -574,17 +611,21 @@ def run(
             results = night.execute(selected, {})
         finally:
             night.close()
-        return _finish(corpus, record, results, started)
+        return _finish(corpus, record, results, started, caller)
 
 
 def _finish(
-    corpus: Corpus, record: runs.RunRecord, results: list[dict[str, Any]], started: float
+    corpus: Corpus,
+    record: runs.RunRecord,
+    results: list[dict[str, Any]],
+    started: float,
+    llm: ModelCaller | None,
 ) -> dict[str, Any]:
     record.status = "failed" if any(r["status"] == "failed" for r in results) else "review"
     record.ended_at = corpus.clock()
     record.pid = None
     runs.save_record(corpus.root, record)
-    return _summary(record, results, dry_run=False, started=started)
+    return _summary(record, results, dry_run=False, started=started, llm=llm)
 
 
 def _dry_run(
@@ -595,7 +636,7 @@ def _dry_run(
     deep: bool,
     max_llm_calls: int | None,
     registry: Registry | None,
-    llm: Any,
+    llm: ModelCaller | None,
     show: bool,
     started: float,
 ) -> dict[str, Any]:
@@ -632,7 +673,7 @@ def _dry_run(
         import shutil
 
         shutil.rmtree(scratch, ignore_errors=True)
-    return _summary(record, results, dry_run=True, started=started)
+    return _summary(record, results, dry_run=True, started=started, llm=llm)
 
 
 def resume(
@@ -651,6 +692,7 @@ def resume(
     with runs.sleep_lock(corpus.root):
         git = corpus.git
         record, tip = runs.find_run(git, corpus.root, run_id)
+        caller = bind_llm(llm, record.max_llm_calls)
         if record.status == "merged":
             raise InvalidFlagError(
                 f"sleep run {run_id} was merged; there is nothing to resume",
@@ -669,7 +711,7 @@ def resume(
         record.pid = os.getpid()
         record.status = "running"
         record.head = tip
-        night = Night(corpus, record, dry_run=False, registry=registry, llm=llm, progress=show)
+        night = Night(corpus, record, dry_run=False, registry=registry, llm=caller, progress=show)
         night.index = index
         night.prepared = prepared
         try:
@@ -681,7 +723,7 @@ def resume(
             results = night.execute(todo, earlier)
         finally:
             night.close()
-        return _finish(corpus, record, results, started)
+        return _finish(corpus, record, results, started, caller)
 
 
 def _earlier_results(

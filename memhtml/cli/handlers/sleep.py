@@ -32,6 +32,7 @@ def run(
     dry_run: bool = False,
     deep: bool = False,
     max_llm_calls: int | None = None,
+    llm: str | None = None,
 ) -> dict[str, Any]:
     """One night on a branch."""
     from memhtml.sleep.engine import run as sleep_run
@@ -43,15 +44,16 @@ def run(
         dry_run=dry_run,
         deep=deep,
         max_llm_calls=max_llm_calls,
+        llm=llm,
     )
     return _failed(data)
 
 
-def resume(inv: Invocation, run_id: str) -> dict[str, Any]:
+def resume(inv: Invocation, run_id: str, llm: str | None = None) -> dict[str, Any]:
     """Finish an interrupted run."""
     from memhtml.sleep.engine import resume as sleep_resume
 
-    return _failed(sleep_resume(inv.corpus(), run_id))
+    return _failed(sleep_resume(inv.corpus(), run_id, llm=llm))
 
 
 def review(inv: Invocation, run_id: str | None = None) -> dict[str, Any]:
