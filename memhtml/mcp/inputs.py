@@ -23,6 +23,7 @@ from memhtml.contracts.vocab import (
     MEMORY_RELS,
     MEMORY_TYPES,
     PARA_BUCKETS,
+    TASK_STATUSES,
     WRITABLE_MEMORY_TYPES,
     normalize_rel,
 )
@@ -113,6 +114,9 @@ LinkRel = Annotated[str, AfterValidator(_rel_in(AUTHORABLE_RELS)), _enum(AUTHORA
 MemoryRel = Annotated[str, AfterValidator(_rel_in(MEMORY_RELS)), _enum(MEMORY_RELS)]
 Para = Annotated[str, AfterValidator(_choice("PARA bucket", PARA_BUCKETS)), _enum(PARA_BUCKETS)]
 Signal = Annotated[str, AfterValidator(_choice("signal", SIGNALS)), _enum(SIGNALS)]
+TaskStatus = Annotated[
+    str, AfterValidator(_choice("task status", TASK_STATUSES)), _enum(TASK_STATUSES)
+]
 Facets = dict[str, str] | list[str]
 NoFacets = Annotated[Facets | None, AfterValidator(_no_facets)]
 _QUERY_SCHEMA: Final[JsonDict] = {"maxLength": MAX_QUERY_CHARS}
@@ -360,6 +364,52 @@ class TraceLinksInput(BaseModel):
     model_config = _MODEL
     session_id: str | None = Field(None, description="Links of this session.")
     path: str | None = Field(None, description="Links of this memory (a leading / is dropped).")
+
+
+class TaskAddInput(BaseModel):
+    """task_add."""
+
+    model_config = _MODEL
+    title: str = Field(min_length=1, max_length=300, description="One-line title.")
+    claim: str | None = Field(None, description="The commitment, one sentence (default: title).")
+    body: str | list[str] | None = Field(None, description="Body paragraphs after the claim.")
+    status: TaskStatus | None = Field(None, description="Initial status (default todo).")
+    due: str | None = Field(
+        None, description="Due date or ISO instant (YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ)."
+    )
+    workspace: str | None = Field(
+        None, description="File under projects/<workspace>/tasks/ (else areas/inbox/tasks/)."
+    )
+    tags: list[str] | None = Field(None, description="Tags.")
+    entities: list[str] | None = Field(None, description="Entities as 'type:name'.")
+    blocks: list[MemoryPath] | None = Field(None, description="Tasks this task blocks.")
+    subtask_of: MemoryPath | None = Field(None, description="The parent task.")
+    session_id: str | None = Field(None, description=_D["session_id"])
+    prompt_id: str | None = Field(None, description=_D["prompt_id"])
+    turn_uuid: str | None = Field(None, description=_D["turn_uuid"])
+
+
+class TaskStatusInput(BaseModel):
+    """task_status."""
+
+    model_config = _MODEL
+    path: MemoryPath = Field(description="The task.")
+    status: TaskStatus = Field(description="New status: todo, doing, blocked or done.")
+
+
+class TaskListInput(BaseModel):
+    """task_list."""
+
+    model_config = _MODEL
+    status: list[TaskStatus] | None = Field(
+        None, description="Only these statuses (default: every status but done)."
+    )
+    due_before: str | None = Field(
+        None, description="Only tasks due strictly before this calendar day (a date)."
+    )
+    workspace: str | None = Field(None, description="Only projects/<workspace>/.")
+    include_done: bool | None = Field(None, description="Include done tasks (default false).")
+    limit: int | None = Field(None, ge=1, le=500, description="At most this many (default 50).")
 
 
 # -- handlers --------------------------------------------------------------------

@@ -43,6 +43,9 @@ from memhtml.mcp.inputs import (
     ResolveInput,
     SearchInput,
     StatusInput,
+    TaskAddInput,
+    TaskListInput,
+    TaskStatusInput,
     TraceLinksInput,
     TraceSearchInput,
     WriteBatchInput,
@@ -271,6 +274,41 @@ def trace_links(get: GetCorpus, p: TraceLinksInput) -> dict[str, Any]:
     )
 
 
+def task_add(get: GetCorpus, p: TaskAddInput) -> dict[str, Any]:
+    """Write one task (never deduped), with its task links."""
+    fields = _given(
+        p,
+        "claim",
+        "body",
+        "status",
+        "due",
+        "workspace",
+        "subtask_of",
+        "session_id",
+        "prompt_id",
+        "turn_uuid",
+    )
+    fields |= {"tag": p.tags or [], "entity": p.entities or [], "blocks": p.blocks or []}
+    return success("task.written", get().task_add(p.title, **fields))
+
+
+def task_status(get: GetCorpus, p: TaskStatusInput) -> dict[str, Any]:
+    """Set a task's status."""
+    return success("task.updated", get().task_status(p.path, p.status))
+
+
+def task_list(get: GetCorpus, p: TaskListInput) -> dict[str, Any]:
+    """Open tasks by due date."""
+    data = get().task_list(
+        status=p.status or None,
+        due_before=p.due_before,
+        workspace=p.workspace,
+        include_done=bool(p.include_done),
+        limit=p.limit or 50,
+    )
+    return success("task.list", data)
+
+
 # -- the registry ------------------------------------------------------------------
 @dataclass(frozen=True)
 class ToolSpec:
@@ -470,6 +508,39 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         " indexed: false and a note. Cost: none." + _ENVELOPE,
         TraceLinksInput,
         trace_links,
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "task_add",
+        "Add a task",
+        "Record a commitment as a task memory (status todo unless given, optional due date),"
+        " under projects/<workspace>/tasks/ or areas/inbox/tasks/. Tasks are never deduped."
+        " `blocks` and `subtask_of` link it to other tasks (both ends must be tasks). Use it"
+        " for work to do, not for facts (memory_write). Cost: one commit." + _ENVELOPE,
+        TaskAddInput,
+        task_add,
+        read_only=False,
+    ),
+    ToolSpec(
+        "task_status",
+        "Set a task's status",
+        "Move a task to todo, doing, blocked or done: a head-only edit (the content hash"
+        " stays). The status it already has commits nothing (unchanged: true). A path that"
+        " is not a task is ERR_INVALID_MEMORY. Cost: one commit." + _ENVELOPE,
+        TaskStatusInput,
+        task_status,
+        read_only=False,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "task_list",
+        "List open tasks",
+        "Tasks not done (or the given statuses), ordered by due date (undated last) then"
+        " path, each with blocked_by: the open tasks whose blocks link points at it. Use it"
+        " to see what is pending. Cost: two index queries; read-only." + _ENVELOPE,
+        TaskListInput,
+        task_list,
         read_only=True,
         idempotent=True,
     ),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from memhtml.index.retrieval import SearchResult
     from memhtml.ops.batch import AnyOp
     from memhtml.ops.indexing import IndexFacade
+    from memhtml.ops.tree import TreeView
+    from memhtml.ops.writes import Planner
     from memhtml.store.files import FileChange
     from memhtml.store.watch import TreeWatcher
 
@@ -420,9 +422,7 @@ class Corpus:
     ) -> BatchOutcome:
         """Plan every op, then commit the batch once (atomically unless continue_on_error)."""
         from memhtml.index.embedding import check_space
-        from memhtml.index.identity import path_ever_held
         from memhtml.ops.tree import TreeView
-        from memhtml.ops.writes import Planner
 
         embedder = self.embedder if embed else None
         with self.lock.hold():
@@ -431,27 +431,7 @@ class Corpus:
             check_space(self.conn, embedder)
             now = self.clock()
             view = TreeView(self.root)
-            dirty_cache: dict[str, set[str]] = {}
-
-            def is_dirty(path: str) -> bool:
-                if "paths" not in dirty_cache:
-                    dirty_cache["paths"] = {
-                        p
-                        for e in self.git.status(("projects/", "areas/", "resources/", "archive/"))
-                        for p in (e.path, e.old_path)
-                        if p
-                    }
-                return path in dirty_cache["paths"]
-
-            planner = Planner(
-                view=view,
-                now=now,
-                year=int(now[:4]),
-                active_path_for_hash=self._active_path_for_hash,
-                is_dirty=is_dirty,
-                ever_held=lambda p: path_ever_held(self.conn, p),
-                inbound=self._inbound_links,
-            )
+            planner = self._planner(view, now)
             results: list[dict[str, Any]] = []
             failure: MemhtmlError | None = None
             for i, op in enumerate(ops):
@@ -502,6 +482,67 @@ class Corpus:
                 changes, message, docs=planner.docs, embedder=embedder, now=now
             )
             return BatchOutcome(results, sha, index=report.to_data(), vectors=vectors)
+
+    def _planner(self, view: TreeView, now: str) -> Planner:
+        """A Planner over `view` wired to this root's index and tree (caller holds the lock)."""
+        from memhtml.index.identity import path_ever_held
+        from memhtml.ops.writes import Planner
+
+        dirty_cache: dict[str, set[str]] = {}
+
+        def is_dirty(path: str) -> bool:
+            if "paths" not in dirty_cache:
+                dirty_cache["paths"] = {
+                    p
+                    for e in self.git.status(("projects/", "areas/", "resources/", "archive/"))
+                    for p in (e.path, e.old_path)
+                    if p
+                }
+            return path in dirty_cache["paths"]
+
+        return Planner(
+            view=view,
+            now=now,
+            year=int(now[:4]),
+            active_path_for_hash=self._active_path_for_hash,
+            is_dirty=is_dirty,
+            ever_held=lambda p: path_ever_held(self.conn, p),
+            inbound=self._inbound_links,
+        )
+
+    def plan_commit(
+        self,
+        plan: Callable[[Planner], dict[str, Any]],
+        message: Callable[[dict[str, Any]], str],
+        *,
+        embed: bool = True,
+    ) -> dict[str, Any]:
+        """The write-door sequence for one custom plan (the task commands).
+
+        Under the lock: settle leftovers, catch the index up, refuse a vector
+        space mismatch, let `plan` plan against a fresh tree view, then commit
+        what it planned as one commit (nothing when it planned no change). The
+        plan's payload comes back with `commit_sha`, `index` and `vectors`.
+        """
+        from memhtml.index.embedding import check_space
+        from memhtml.ops.tree import TreeView
+
+        embedder = self.embedder if embed else None
+        with self.lock.hold():
+            self.recover()
+            self.sync()
+            check_space(self.conn, embedder)
+            now = self.clock()
+            view = TreeView(self.root)
+            planner = self._planner(view, now)
+            payload = dict(plan(planner))
+            changes = view.changes()
+            if not changes:
+                return {**payload, "commit_sha": None, "index": {}, "vectors": {}}
+            sha, report, vectors = self.commit_changes(
+                changes, message(payload), docs=planner.docs, embedder=embedder, now=now
+            )
+            return {**payload, "commit_sha": sha, "index": report.to_data(), "vectors": vectors}
 
     def commit_changes(
         self,
@@ -684,6 +725,25 @@ class Corpus:
         from memhtml.ops.batch import validate_ops
 
         return self.run_ops(validate_ops(ops), continue_on_error=continue_on_error)
+
+    # -- tasks (memhtml.ops.tasks) ---------------------------------------------------
+    def task_add(self, title: str, **fields: Any) -> dict[str, Any]:
+        """Write one task (never deduped), with its blocks/subtask_of links, as one commit."""
+        from memhtml.ops.tasks import task_add
+
+        return task_add(self, title, **fields)
+
+    def task_status(self, path: str, status: str) -> dict[str, Any]:
+        """Set a task's status (a head-only edit, one commit; the same status commits nothing)."""
+        from memhtml.ops.tasks import task_status
+
+        return task_status(self, path, status)
+
+    def task_list(self, **filters: Any) -> dict[str, Any]:
+        """Open tasks (or by status), due date first, each with the open tasks blocking it."""
+        from memhtml.ops.tasks import task_list
+
+        return task_list(self, **filters)
 
     # -- reads and queries live in their own modules -------------------------------
     def read(

@@ -302,6 +302,36 @@ class Planner:
             "links_left": unrelinked,
         }
 
+    # -- task status ---------------------------------------------------------------
+    def set_task_status(self, raw: str, status: str) -> dict[str, Any]:
+        """Plan a task's status change: a head-only edit, so the content hash stays.
+
+        Only `memhtml-task-status` and `memhtml-updated` change; the same status
+        again plans nothing (`unchanged: True`).
+        """
+        if status not in TASK_STATUSES:
+            raise InvalidMemoryError(f"task status {status!r} is not one of {TASK_STATUSES}")
+        path, doc = self._live_target(raw)
+        if doc.memory_type != "task":
+            raise InvalidMemoryError(
+                f"{path} is a {doc.memory_type} memory, not a task",
+                suggestions=["memhtml task list"],
+            )
+        previous = doc.task_status
+        result = {
+            "path": path,
+            "task_status": status,
+            "previous_status": previous,
+            "content_hash": doc.content_hash,
+        }
+        if previous == status:
+            return {**result, "unchanged": True}
+        text = self.view.read(path).decode("utf-8")
+        text = html_set_meta(text, "memhtml-task-status", status)
+        text = html_set_meta(text, "memhtml-updated", self.now)
+        self.view.write(path, text.encode("utf-8"))
+        return {**result, "unchanged": False}
+
     # -- correct -------------------------------------------------------------------
     def correct(self, op: CorrectOp) -> dict[str, Any]:
         """Plan a replacement plus the original's archive, linked both ways."""

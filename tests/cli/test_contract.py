@@ -98,12 +98,16 @@ SAMPLES: dict[str, list[str]] = {
     "sleep merge": ["sleep", "merge", "2026-02-01"],
     "sleep status": ["sleep", "status"],
     "sleep plan": ["sleep", "plan"],
+    "task add": ["task", "add", "--title", "Ship it", "--due", "2026-03-01", "--tag", "release"],
+    "task status": ["task", "status", "areas/inbox/tasks/sample-task.html", "doing"],
+    "task list": ["task", "list", "--include-done", "--limit", "5"],
 }
 # Commands whose sample needs something done first (a run to resume, review or merge).
 SETUP: dict[str, list[str]] = {
     "sleep resume": ["sleep", "run", "--date", "2026-02-01"],
     "sleep review": ["sleep", "run", "--date", "2026-02-01"],
     "sleep merge": ["sleep", "run", "--date", "2026-02-01"],
+    "task status": ["task", "add", "--title", "Sample task"],
 }
 
 

@@ -69,6 +69,28 @@ ORIGINAL: dict[str, tuple[set[str], set[str]]] = {
     "trace_search": ({"query"}, {"cwd", "since", "limit"}),
     "trace_links": (set(), {"session_id", "path"}),
 }
+# Tools the original does not have (ours), with their input fields: (required, optional).
+OUR_TOOLS: dict[str, tuple[set[str], set[str]]] = {
+    "task_add": (
+        {"title"},
+        {
+            "claim",
+            "body",
+            "status",
+            "due",
+            "workspace",
+            "tags",
+            "entities",
+            "blocks",
+            "subtask_of",
+            "session_id",
+            "prompt_id",
+            "turn_uuid",
+        },
+    ),
+    "task_status": ({"path", "status"}, set()),
+    "task_list": (set(), {"status", "due_before", "workspace", "include_done", "limit"}),
+}
 OURS: dict[str, set[str]] = {
     "memory_write": {"claim", "event_at"},
     "memory_search": {"explain"},
@@ -117,8 +139,23 @@ def seeded(client: Any) -> dict[str, dict[str, Any]]:
 
 # -- listing ---------------------------------------------------------------------------
 def test_tool_names_are_the_originals(tools: dict[str, Any]) -> None:
-    assert set(tools) == set(ORIGINAL)
-    assert len(tools) == 15
+    assert set(tools) == set(ORIGINAL) | set(OUR_TOOLS)
+    assert len(ORIGINAL) == 15 and len(tools) == 15 + len(OUR_TOOLS)
+
+
+@pytest.mark.parametrize("name", sorted(OUR_TOOLS))
+def test_our_tools_have_described_schemas(tools: dict[str, Any], name: str) -> None:
+    schema = tools[name].input_schema
+    required, optional = OUR_TOOLS[name]
+    assert set(schema["properties"]) == required | optional
+    assert set(schema.get("required", [])) == required
+    assert schema.get("additionalProperties") is False
+    for field, prop in schema["properties"].items():
+        assert prop.get("description"), f"{name}.{field} has no description"
+        if field not in required:
+            assert {"type": "null"} in prop.get("anyOf", []), f"{name}.{field} refuses null"
+    description = tools[name].description
+    assert "Cost" in description and "envelope" in description
 
 
 @pytest.mark.parametrize("name", sorted(ORIGINAL))
