@@ -9,7 +9,6 @@ whitespace, upper-case names, CRLF line ends, a head on one line.
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass
 from typing import Final
@@ -29,17 +28,12 @@ from memhtml.contracts.vocab import (
 )
 from memhtml.html.document import HeadItem
 from memhtml.html.serialize import INDENT, escape_attr, link_line, meta_line
+from memhtml.html.tokens import decode_attribute, read_tag, scan
 from memhtml.html.validate import ASCII_WS, parse_link_href, scalar_problem, split_entity
 
-_HEAD_OPEN: Final = re.compile(r"<head(?:\s(?:[^>\"']|\"[^\"]*\"|'[^']*')*)?>", re.IGNORECASE)
+# Where the head's start tag may begin; the tag itself is read by the tokenizer.
+_HEAD_START: Final = re.compile(r"<head(?=[\t\n\f\r />])", re.IGNORECASE)
 _HEAD_END: Final = re.compile(r"</head\s*>|<body[\s>]", re.IGNORECASE)
-# Spans whose text is not markup: comments, and raw-text or RCDATA elements.
-_OPAQUE: Final = re.compile(
-    r"<!--.*?(?:-->|$)|<(title|script|style|noscript|template)\b[^>]*>.*?(?:</\1\s*>|$)",
-    re.IGNORECASE | re.DOTALL,
-)
-_TAG: Final = re.compile(r"<(meta|link)(?=[\s/>])((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>", re.IGNORECASE)
-_TITLE: Final = re.compile(r"<title(?:\s[^>]*)?>.*?</title\s*>", re.IGNORECASE | re.DOTALL)
 _ATTR: Final = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
 _ORDER: Final = {name: i for i, name in enumerate(META_ORDER)}
 
@@ -87,30 +81,39 @@ def _refuse(message: str, code: str = "bad-meta-value") -> InvalidMemoryError:
 
 
 def _scan(text: str) -> _Head:
-    opened = _HEAD_OPEN.search(text)
-    if opened is None:
+    """The head's metas, links and title, found by the HTML5 tokenizer.
+
+    The tokenizer skips comments and raw text (a `<meta>` in a comment is not
+    a meta) and reads each tag once, so a hostile head costs linear time.
+    """
+    found = _HEAD_START.search(text)
+    head_tag = read_tag(text, found.start()) if found is not None else None
+    if head_tag is None or not head_tag.complete:
         raise _refuse("the text has no <head>", "not-html")
-    closed = _HEAD_END.search(text, opened.end())
+    start = head_tag.end
+    closed = _HEAD_END.search(text, start)
     end = closed.start() if closed else len(text)
-    region = text[opened.end() : end]
-    opaque = [(m.start(), m.end()) for m in _OPAQUE.finditer(region)]
+    region = text[start:end]
     tags: list[_Tag] = []
-    for m in _TAG.finditer(region):
-        if any(a <= m.start() < b for a, b in opaque):
+    title_open: int | None = None
+    title_span: tuple[int, int] | None = None
+    for tag in scan(region, every_tag=True).tags:
+        if not tag.complete:
+            continue  # cut off by the end of the head: not a tag
+        if tag.name == "title" and title_span is None:
+            if not tag.closing and title_open is None:
+                title_open = tag.start
+            elif tag.closing and title_open is not None:
+                title_span = (start + title_open, start + tag.end)
+        if tag.closing or tag.name not in ("meta", "link"):
             continue
-        base = opened.end() + m.start(2)
+        inner = start + tag.start + 1 + len(tag.name)  # just after "<meta" or "<link"
         attrs: dict[str, tuple[str, int, int]] = {}
-        for a in _ATTR.finditer(m.group(2)):
+        for a in _ATTR.finditer(text, inner, start + tag.end - 1):
             raw = next((g for g in a.groups()[1:] if g is not None), "")
-            attrs.setdefault(
-                a.group(1).lower(), (html.unescape(raw), base + a.start(), base + a.end())
-            )
-        tags.append(
-            _Tag(m.group(1).lower(), opened.end() + m.start(), opened.end() + m.end(), attrs)
-        )
-    title = _TITLE.search(region)
-    title_span = (opened.end() + title.start(), opened.end() + title.end()) if title else None
-    return _Head(opened.end(), end, tuple(tags), title_span)
+            attrs.setdefault(a.group(1).lower(), (decode_attribute(raw), a.start(), a.end()))
+        tags.append(_Tag(tag.name, start + tag.start, start + tag.end, attrs))
+    return _Head(start, end, tuple(tags), title_span)
 
 
 def _eol(text: str) -> str:

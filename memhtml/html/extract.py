@@ -56,19 +56,36 @@ def read_article(article: etree._Element, issues: Issues) -> ArticleFields:
         event_at=_event_at(article, issues),
         facets=_unique(_facets(article)),
         citations=_unique(_citations(article)),
-        concepts=_unique(_non_empty(text_of(d) for d in article.iter("dfn"))),
+        concepts=_unique(_non_empty(text_of(d) for d in outermost(article, "dfn"))),
         code_langs=_unique(
             _non_empty(
                 (c.get("data-lang") or "").strip(ASCII_WS).lower() for c in article.iter("code")
             )
         ),
-        summaries=_non_empty(text_of(s) for s in article.iter("summary")),
+        summaries=_non_empty(text_of(s) for s in outermost(article, "summary")),
         details_text=_non_empty(
             collapse(normalized_text(d, skip=[c for c in d if c.tag == "summary"]))
-            for d in article.iter("details")
+            for d in outermost(article, "details")
         ),
-        asides=_non_empty(text_of(a) for a in article.iter("aside")),
+        asides=_non_empty(text_of(a) for a in outermost(article, "aside")),
     )
+
+
+def outermost(article: etree._Element, *tags: str) -> list[etree._Element]:
+    """The elements of `tags` in the article that are not inside another of them.
+
+    An aside inside an aside, a quotation inside a quotation or a list of
+    facets inside a facet adds no entry of its own: its text is already part
+    of the outer one's. Reading every nested one would read the same text once
+    per level, which for a few hundred levels of nesting takes minutes.
+    """
+    above = set(article.iterancestors(*tags))  # an article inside an aside, say
+    found = []
+    for el in article.iter(*tags):
+        enclosing = next(el.iterancestors(*tags), None)
+        if el is not article and (enclosing is None or enclosing in above):
+            found.append(el)
+    return found
 
 
 def _event_at(article: etree._Element, issues: Issues) -> str | None:
@@ -93,9 +110,10 @@ def _event_at(article: etree._Element, issues: Issues) -> str | None:
 def _facets(article: etree._Element) -> Iterable[Facet]:
     """Each `<dd>` of a `<dl>` is a facet named by the nearest `<dt>` before it.
 
-    Only the list's own children pair up, so a nested `<dl>` is its own list.
+    Only the list's own children pair up; a `<dl>` nested inside another
+    (within a facet) is part of that facet's value, not a list of its own.
     """
-    for dl in article.iter("dl"):
+    for dl in outermost(article, "dl"):
         name = ""
         for child in dl:
             if child.tag == "dt":
@@ -114,8 +132,11 @@ def _facets(article: etree._Element) -> Iterable[Facet]:
 
 
 def _citations(article: etree._Element) -> Iterable[Citation]:
-    """`<cite>` titles and `<q>` quotations (with their `cite` URL), in document order."""
-    for el in article.iter("cite", "q"):
+    """`<cite>` titles and `<q>` quotations (with their `cite` URL), in document order.
+
+    A citation or quotation inside another one is part of the outer one's text.
+    """
+    for el in outermost(article, "cite", "q"):
         text = text_of(el)
         if not text:
             continue

@@ -17,19 +17,22 @@ from memhtml.contracts.vocab import MAX_MEMORY_BYTES
 from memhtml.html.document import Issue, MemoryDocument
 from memhtml.html.extract import ArticleFields, read_article
 from memhtml.html.hashing import hash_text, html_parser
+from memhtml.html.tokens import Scan, scan
 from memhtml.html.validate import (
     HeadFields,
     Issues,
     check_articles,
     check_elements,
     check_mark,
+    check_markup,
     read_head,
 )
 
 _BOM: Final = "\ufeff"
+# Far above any real tag (a memory's tags carry one or two), far below where
+# libxml2's quadratic duplicate-attribute check costs time.
+MAX_ATTRIBUTES: Final = 256
 _HTML_START: Final = re.compile(r"<(?:!doctype\s+html|html)[\s>/]", re.IGNORECASE)
-_ARTICLE_OPEN: Final = re.compile(r"<article(?:\s(?:[^>\"']|\"[^\"]*\"|'[^']*')*)?>", re.IGNORECASE)
-_ARTICLE_CLOSE: Final = re.compile(r"</article\s*>", re.IGNORECASE)
 
 
 def parse_memory(data: bytes | str, *, max_bytes: int = MAX_MEMORY_BYTES) -> MemoryDocument:
@@ -54,10 +57,19 @@ def _parse(data: bytes | str, max_bytes: int) -> MemoryDocument:
     if not _HTML_START.search(text):
         issues.violation("not-html", "no <!doctype html> or <html> element")
 
+    tokens = scan(text)
+    checked = check_markup(tokens, issues)
+    widest = max((len(tag.attrs) for tag in tokens.tags), default=0)
+    if widest > MAX_ATTRIBUTES:
+        # libxml2's duplicate check is quadratic in one element's attributes.
+        issues.violation(
+            "too-many-attributes", f"a tag has {widest} attributes; the limit is {MAX_ATTRIBUTES}"
+        )
+        return MemoryDocument(violations=tuple(issues.violations))
     root = _parse_tree(text, issues)
     head = read_head(root, issues)
     article = check_articles(root, issues)
-    check_elements(root, article, issues)
+    check_elements(root, article, issues, checked=checked)
     gist = check_mark(root, article, issues)
     fields = read_article(article, issues) if article is not None else ArticleFields()
     content_hash = hash_text(fields.body_text)
@@ -71,7 +83,7 @@ def _parse(data: bytes | str, max_bytes: int) -> MemoryDocument:
         head,
         fields,
         gist=gist,
-        article_html=_article_source(text, article),
+        article_html=_article_source(text, article, tokens),
         content_hash=content_hash,
         issues=issues,
     )
@@ -128,15 +140,22 @@ def _parse_tree(text: str, issues: Issues) -> etree._Element:
     return root
 
 
-def _article_source(text: str, article: etree._Element | None) -> str:
-    """The article's inner HTML exactly as written, when it can be located unambiguously."""
+def _article_source(text: str, article: etree._Element | None, tokens: Scan) -> str:
+    """The article's inner HTML exactly as written, when its tags are unambiguous.
+
+    The slice runs between the one `<article>` start tag token and the one
+    `</article>` end tag token, so it is a run of whole tokens: an HTML5 parser
+    reads the same elements in it alone as in the file. (A search for the text
+    "<article" also finds it inside a comment or an attribute value, and a
+    slice from there hands a reader markup the file never held as markup.)
+    """
     if article is None:
         return ""
-    opens = list(_ARTICLE_OPEN.finditer(text))
-    closes = list(_ARTICLE_CLOSE.finditer(text))
-    if len(opens) == 1 and len(closes) == 1 and opens[0].end() <= closes[0].start():
-        return text[opens[0].end() : closes[0].start()]
-    # Ambiguous source (e.g. "<article" inside a comment): serialize the parsed tree.
+    opens = [t for t in tokens.tags if t.name == "article" and not t.closing]
+    closes = [t for t in tokens.tags if t.name == "article" and t.closing]
+    if len(opens) == 1 and len(closes) == 1 and opens[0].end <= closes[0].start:
+        return text[opens[0].end : closes[0].start]
+    # Ambiguous source (two article tags, an unclosed article): serialize the parsed tree.
     inner = [html.escape(article.text, quote=False) if article.text else ""]
     inner += [etree.tostring(child, encoding="unicode", method="html") for child in article]
     return "".join(inner)

@@ -5,14 +5,20 @@ parse reports everything wrong with a file. Two severities:
 
 * a *violation* refuses the file (the write path will not commit it, doctor
   flags it);
-* a *warning* is reported and tolerated (an element outside the vocabulary, a
-  malformed optional meta that was dropped).
+* a *warning* is reported and tolerated (a harmless element outside the
+  vocabulary, a malformed optional meta that was dropped).
+
+What may appear at all (elements, attributes, URLs) is `allowlist`'s; it is
+checked twice, on the source's tags as a browser tokenizes them
+(`check_markup`) and on libxml2's tree (`check_elements`, which also decides
+placement), because libxml2 does not build the tree a browser builds.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -33,8 +39,20 @@ from memhtml.contracts.vocab import (
     TASK_STATUSES,
     rel_from_token,
 )
+from memhtml.html.allowlist import (
+    ALLOWED_ELEMENTS,
+    BODY_ELEMENTS,
+    DOCUMENT_ELEMENTS,
+    FIGURE_ONLY_ELEMENTS,
+    HEAD_ELEMENTS,
+    VALUED_ATTRIBUTES,
+    VOID_ELEMENTS,
+    Finding,
+    tag_problems,
+)
 from memhtml.html.document import Issue, Link, as_memory_path
 from memhtml.html.hashing import normalized_text
+from memhtml.html.tokens import Scan
 
 META_PREFIX: Final = "memhtml-"
 ASCII_WS: Final = " \t\n\r\f"
@@ -42,65 +60,25 @@ _WS_RUN: Final = re.compile(r"[ \t\n\r\f]+")
 _CONTENT_HASH: Final = re.compile(r"^sha256:[0-9a-f]{64}$")
 _NUMBER: Final = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$")
 _BOOLEANS: Final = frozenset({"true", "false", "1", "0", "yes", "no"})
-
-# The body vocabulary (REFERENCE.md "Body elements"); div and span only inside a figure.
-BODY_ELEMENTS: Final[frozenset[str]] = frozenset(
-    {
-        "article",
-        "p",
-        "mark",
-        "time",
-        "dl",
-        "dt",
-        "dd",
-        "data",
-        "cite",
-        "q",
-        "dfn",
-        "code",
-        "details",
-        "summary",
-        "aside",
-        "section",
-        "table",
-        "caption",
-        "colgroup",
-        "col",
-        "thead",
-        "tbody",
-        "tfoot",
-        "tr",
-        "th",
-        "td",
-        "ul",
-        "ol",
-        "li",
-        "a",
-        "strong",
-        "em",
-        "abbr",
-        "pre",
-        "kbd",
-        "samp",
-        "var",
-        "figure",
-        "figcaption",
-        "address",
-    }
+MAX_LISTED_PER_CODE: Final = 50
+_CONTENT_CHARSET: Final = re.compile(
+    r"charset[ \t\n\r\f]*=[ \t\n\r\f]*[\"']?([^ \t\n\r\f;\"']+)", re.IGNORECASE
 )
-FIGURE_ONLY_ELEMENTS: Final[frozenset[str]] = frozenset({"div", "span"})
-HEAD_ELEMENTS: Final[frozenset[str]] = frozenset({"title", "meta", "link"})
-FORBIDDEN_ELEMENTS: Final[frozenset[str]] = frozenset({"script", "style"})
-FORBIDDEN_ATTRIBUTES: Final[frozenset[str]] = frozenset({"class", "style"})
 
 
 @dataclass
 class Issues:
-    """Collects violations and warnings, deduplicated by (code, message) or an explicit key."""
+    """Collects violations and warnings, deduplicated by (code, message) or an explicit key.
+
+    At most MAX_LISTED_PER_CODE distinct issues of one code and severity are
+    listed, then one saying more were left out: a hostile megabyte of distinct
+    bad tags must not become a megabyte of findings.
+    """
 
     violations: list[Issue] = field(default_factory=list)
     warnings: list[Issue] = field(default_factory=list)
     _seen: set[tuple[bool, str, str]] = field(default_factory=set)
+    _listed: dict[tuple[bool, str], int] = field(default_factory=dict)
 
     def violation(self, code: str, message: str, *, key: str | None = None) -> None:
         """Record a violation (the file is refused); `key` overrides the dedup key."""
@@ -112,9 +90,16 @@ class Issues:
 
     def _add(self, fatal: bool, code: str, message: str, key: str | None) -> None:
         seen_key = (fatal, code, message if key is None else key)
-        if seen_key not in self._seen:
-            self._seen.add(seen_key)
-            (self.violations if fatal else self.warnings).append(Issue(code, message))
+        if seen_key in self._seen:
+            return
+        listed = self._listed.get((fatal, code), 0)
+        if listed > MAX_LISTED_PER_CODE:
+            return
+        self._seen.add(seen_key)
+        self._listed[fatal, code] = listed + 1
+        if listed == MAX_LISTED_PER_CODE:
+            message = f"further {code} findings are not listed"
+        (self.violations if fatal else self.warnings).append(Issue(code, message))
 
 
 def collapse(text: str) -> str:
@@ -265,6 +250,12 @@ def _read_meta(el: etree._Element, out: HeadFields, seen: set[str], issues: Issu
     charset = el.get("charset")
     if charset is not None and charset.strip(ASCII_WS).lower() not in ("utf-8", "utf8"):
         issues.violation("encoding", f"declares charset {charset!r}; memory files are UTF-8")
+    equiv = (el.get("http-equiv") or "").strip(ASCII_WS).lower()
+    declared = _CONTENT_CHARSET.search(el.get("content") or "") if equiv == "content-type" else None
+    if declared is not None and declared.group(1).lower() not in ("utf-8", "utf8"):
+        issues.violation(
+            "encoding", f"declares charset {declared.group(1)!r}; memory files are UTF-8"
+        )
     raw_name = el.get("name")
     if raw_name is None:
         return
@@ -327,53 +318,105 @@ def _read_link(el: etree._Element, out: HeadFields, issues: Issues) -> None:
         out.links.append(Link(rel=rel, href=href, path=path))
 
 
-def check_elements(root: etree._Element, article: etree._Element | None, issues: Issues) -> None:
-    """Forbidden markup anywhere; the vocabulary in head and body; content outside the article."""
+# A tag as the allow-lists see it: its name, and its attributes with only the
+# values a rule reads (two tags alike in this key get the same findings).
+Checked = set[tuple[str, tuple[tuple[str, str], ...]]]
+
+
+def _check_key(
+    name: str, attrs: Iterable[tuple[str, str]]
+) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return name, tuple((k, v if k in VALUED_ATTRIBUTES else "") for k, v in attrs)
+
+
+def check_markup(tokens: Scan, issues: Issues) -> Checked:
+    """The allow-lists on every start tag of the source, as a browser tokenizes it.
+
+    This is the check that does not depend on libxml2's tree: a tag that tree
+    leaves out (after `</html>`, a second `<body>`) is still read here.
+    Returns the tags checked, so the tree's pass need not check them again.
+    """
+    checked: Checked = set()
+    for tag in tokens.tags:
+        if tag.closing:
+            continue
+        key = _check_key(tag.name, tag.attrs)
+        if key not in checked:  # a repeat finds nothing new
+            checked.add(key)
+            _report(tag_problems(tag.name, tag.attrs), issues)
+        if tag.self_closing and tag.name not in VOID_ELEMENTS:
+            issues.violation(
+                "self-closing",
+                f"<{tag.name}/>: a browser ignores the '/' and leaves the element open"
+                f" while the parser (libxml2) closes it; write <{tag.name}></{tag.name}>",
+                key=tag.name,
+            )
+    if tokens.after_html:
+        issues.violation(
+            "after-html",
+            "content follows </html>: a browser renders it, the parser (libxml2) never reads it",
+        )
+    return checked
+
+
+def _report(findings: Iterable[Finding], issues: Issues) -> None:
+    for finding in findings:
+        issues.violation(finding.code, finding.message, key=finding.key)
+
+
+def check_elements(
+    root: etree._Element,
+    article: etree._Element | None,
+    issues: Issues,
+    *,
+    checked: Checked | None = None,
+) -> None:
+    """The allow-lists again on the parsed tree, then placement and the soft vocabulary.
+
+    An element whose name and attributes `check_markup` already checked is not
+    checked again; any other (should libxml2 read a tag the tokenizer did not)
+    is. Title, metas and links belong to the head (as its children); div and
+    span to a figure; the tolerated elements outside the vocabulary warn once
+    per name; content outside the article warns.
+    """
     head = root.find("head")
-    in_head = _descendants(head)
-    in_article = _descendants(article)
-    in_figure: set[etree._Element] = set()
-    for figure in root.iter("figure"):
-        in_figure |= _descendants(figure)
+    in_article = set(article.iter()) if article is not None else set()
+    checked = set() if checked is None else checked
     for el in root.iter():
         tag = el.tag
         if not isinstance(tag, str):
+            continue  # comments and processing instructions
+        names = [str(name) for name in el.attrib]
+        if names or tag not in ALLOWED_ELEMENTS:
+            # Values only where a rule reads them: lxml looks each one up by
+            # name, so reading all of them is quadratic in the attribute count.
+            attrs = tuple((k, el.get(k, "") if k in VALUED_ATTRIBUTES else "") for k in names)
+            if (tag, attrs) not in checked:
+                checked.add((tag, attrs))
+                _report(tag_problems(tag, attrs), issues)
+        if tag not in ALLOWED_ELEMENTS or tag in DOCUMENT_ELEMENTS:
             continue
-        for attr in el.attrib:
-            lowered = str(attr).lower()
-            if lowered in FORBIDDEN_ATTRIBUTES or (lowered.startswith("on") and len(lowered) > 2):
-                issues.violation(
-                    "forbidden-attribute",
-                    f"the {lowered!r} attribute is not allowed (first on <{tag}>)",
-                    key=lowered,
-                )
-        if tag in FORBIDDEN_ELEMENTS:
-            issues.violation("forbidden-element", f"<{tag}> is not allowed")
-            continue
-        if tag in ("html", "head", "body"):
-            continue
-        if tag in HEAD_ELEMENTS and el in in_head:
+        if tag in BODY_ELEMENTS and el in in_article:
+            continue  # the common case: vocabulary inside the article
+        if tag in HEAD_ELEMENTS:
+            if head is None or el.getparent() is not head:
+                message = f"<{tag}> is only allowed in the head"
+                issues.violation("forbidden-element", message, key=f"{tag} in body")
             continue
         # Anything else is body content, even where libxml2 left it in the head
         # (it does so when a file omits the optional <body> tag).
-        allowed = tag in BODY_ELEMENTS or (tag in FIGURE_ONLY_ELEMENTS and el in in_figure)
-        if not allowed:
-            where = " outside a <figure>" if tag in FIGURE_ONLY_ELEMENTS else ""
-            issues.warning(
-                "unknown-element", f"<{tag}> is outside the body vocabulary{where}", key=tag
-            )
-        if article is not None and el is not article and el not in in_article:
+        if tag not in BODY_ELEMENTS:
+            figure_only = tag in FIGURE_ONLY_ELEMENTS
+            if not (figure_only and any(True for _ in el.iterancestors("figure"))):
+                where = " outside a <figure>" if figure_only else ""
+                issues.warning(
+                    "unknown-element", f"<{tag}> is outside the body vocabulary{where}", key=tag
+                )
+        if article is not None and el not in in_article:
             issues.warning("outside-article", "the body holds content outside the <article>")
     body = root.find("body")
     if body is not None and _stray_text(body):
         issues.warning("outside-article", "the body holds content outside the <article>")
-
-
-def _descendants(el: etree._Element | None) -> set[etree._Element]:
-    """Every element strictly below `el`."""
-    if el is None:
-        return set()
-    return set(el.iterdescendants())
 
 
 def _stray_text(body: etree._Element) -> bool:
@@ -415,6 +458,8 @@ def check_mark(root: etree._Element, article: etree._Element | None, issues: Iss
     blank; it must not sit inside an `<aside>` or `<details>`; and it must be
     inside the article's first `<p>` or `<li>` in document order (the claim
     block). A mark inside a fold is reported as such, not also as misplaced.
+    The placement of only the first MAX_LISTED_PER_CODE marks is checked: with
+    more, `mark-count` refuses the file anyway, and each check walks up the tree.
     """
     marks = list(root.iter("mark"))
     if len(marks) != 1:
@@ -426,7 +471,7 @@ def check_mark(root: etree._Element, article: etree._Element | None, issues: Iss
     gist = collapse(normalized_text(marks[0], exclude_code=True))
     if len(marks) == 1 and not gist:
         issues.violation("mark-count", "the <mark> is empty (text inside <code> does not count)")
-    for mark in marks:
+    for mark in marks[:MAX_LISTED_PER_CODE]:
         for problem in _placement_problems(mark, article):
             issues.violation("mark-placement", problem)
     return gist

@@ -196,3 +196,28 @@ def test_head_items() -> None:
     ]
     assert items[2].line == '    <META NAME="memhtml-status"   CONTENT="active">'
     assert items[-1].kind == "link" and items[-1].value == "/areas/b.html"
+
+
+def test_a_huge_numeric_reference_in_a_head_value_is_not_a_crash() -> None:
+    # html.unescape raised ValueError on a decimal reference of over 4300
+    # digits (Python's int limit), which the merge driver would not catch.
+    huge = "&#" + "9" * 5000 + ";"
+    text = render_memory_for_edit().replace('content="me"', f'content="{huge}"')
+    items = head_items(text)
+    assert any(i.key == "memhtml-author" and i.value == "\ufffd" for i in items)
+    edited = set_meta(text, "memhtml-importance", "3")
+    assert parse_memory(edited).importance == 3
+
+
+def render_memory_for_edit() -> str:
+    from memhtml.html import NewMemory, render_memory
+
+    new = NewMemory(
+        title="t",
+        memory_type="semantic",
+        created="2026-07-28",
+        updated="2026-07-28",
+        claim="A claim.",
+        metas={"memhtml-author": "me"},
+    )
+    return render_memory(new)

@@ -225,11 +225,12 @@ def test_bad_links(link: str) -> None:
     assert "bad-link" in codes(parse_memory(make(head=link + "\n")))
 
 
-def test_foreign_links_and_metas_are_ignored() -> None:
-    doc = parse_memory(
-        make(head='<link rel="icon" href="/x.png">\n<meta name="description" content="d">\n')
-    )
+def test_foreign_metas_are_ignored_and_foreign_links_refused() -> None:
+    doc = parse_memory(make(head='<meta name="description" content="d">\n'))
     assert doc.ok and doc.warnings == () and doc.links == ()
+    # A link other than the format's own can load a stylesheet or an icon (issue 12).
+    icon = parse_memory(make(head='<link rel="icon" href="/x.png">\n'))
+    assert "forbidden-element" in codes(icon) and icon.links == ()
 
 
 def test_every_violation_in_one_pass() -> None:
@@ -424,3 +425,21 @@ def test_the_documented_example_is_valid() -> None:
     assert doc.ok and doc.warnings == ()
     assert doc.event_at == "2026-07-28"
     assert ("lang", "shell") in doc.indexed_entities
+
+
+def test_nested_folds_quotes_and_facets_add_no_entry_of_their_own() -> None:
+    # Each nested one re-read the same text: 250 nested asides took 46 s.
+    doc = parse_memory(
+        make(
+            "<p><mark>x</mark> <q>outer <q>inner</q></q> <cite>a <cite>b</cite></cite></p>"
+            "<aside><p>one</p><aside><p>two</p></aside></aside>"
+            "<details><summary>s1</summary><details><summary>s2</summary>deep</details></details>"
+            "<dl><dt>k</dt><dd>v <dl><dt>k2</dt><dd>v2</dd></dl></dd></dl>"
+        )
+    )
+    assert doc.ok, doc.violations
+    assert doc.citations == (Citation("outer inner", None), Citation("a b", None))
+    assert doc.asides == ("one two",)
+    assert doc.summaries == ("s1", "s2")
+    assert doc.details_text == ("s2 deep",)
+    assert doc.facets == (Facet("k", "v k2 v2", None),)

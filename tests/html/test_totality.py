@@ -1,12 +1,41 @@
-"""parse_memory is total: any bytes, any text, any tag soup gives a document, never an exception."""
+"""parse_memory is total: any bytes, any text, any tag soup gives a document, never an exception.
+
+Besides hypothesis over bytes, text and tag soup, byte mutations of real
+memory files (tests/html/conftest.py) and hostile shapes built to hit
+quadratic paths run through everything the html layer does with a file. The
+default run takes 1,500 mutations and records the slowest parse; the slow
+variant (`pytest -m slow tests/html`; 100,000 mutations unless MEMHTML_FUZZ_N
+says otherwise) also holds every parse to under a second of CPU time. (No
+timing is asserted in the default run.)
+"""
 
 from __future__ import annotations
 
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memhtml.contracts.errors import InvalidMemoryError
-from memhtml.html import MemoryDocument, content_hash_of_article_html, head_items, parse_memory
+from memhtml.html import (
+    MemoryDocument,
+    NewMemory,
+    content_hash_of_article_html,
+    head_items,
+    parse_memory,
+    render_memory,
+    set_meta,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+MutatedInputs = Callable[[int, int], Iterable[bytes]]
+FuzzCount = Callable[[int], int]
 
 TAGS = st.sampled_from(
     [
@@ -104,3 +133,147 @@ def test_tag_soup_inside_a_valid_skeleton(markup: str) -> None:
     doc = parse_memory(text)
     assert no_internal_failure(doc)
     assert doc.body_text.startswith("claim")
+
+
+# ---------------------------------------------------------------- byte mutations of real files
+
+
+@dataclass
+class FuzzRun:
+    """What a fuzz run saw: inputs, how many were valid memories, the slowest parse.
+
+    Times are CPU seconds of this process (`time.process_time`): the machine
+    is shared, and wall time would also count other people's work.
+    """
+
+    inputs: int = 0
+    accepted: int = 0
+    max_parse_seconds: float = 0.0  # parse_memory alone: the parser and validator
+    max_exercise_seconds: float = 0.0  # everything `exercise` does with the input
+    slowest: bytes = b""  # the input of the slowest parse
+
+
+def exercise(data: bytes) -> tuple[MemoryDocument, float]:
+    """Everything the html layer does with a file; only typed errors may escape.
+
+    Returns the parse and the CPU seconds parse_memory took.
+    """
+    started = time.process_time()
+    doc = parse_memory(data)
+    parse_seconds = time.process_time() - started
+    assert no_internal_failure(doc), doc.violations
+    text = data.decode("utf-8", "replace")
+    with suppress(InvalidMemoryError):
+        head_items(text)
+    with suppress(InvalidMemoryError):
+        set_meta(text, "memhtml-importance", "5")
+    assert content_hash_of_article_html(doc.article_html).startswith("sha256:")
+    if doc.ok:
+        new = NewMemory(
+            title=doc.title or "t",
+            memory_type=doc.memory_type or "semantic",
+            created="2026-07-28",
+            updated="2026-07-28",
+            article_html=doc.article_html,
+        )
+        with suppress(InvalidMemoryError):
+            render_memory(new)
+    return doc, parse_seconds
+
+
+def fuzz(inputs: Iterable[bytes]) -> FuzzRun:
+    run = FuzzRun()
+    for data in inputs:
+        started = time.process_time()
+        doc, parse_seconds = exercise(data)
+        run.max_exercise_seconds = max(run.max_exercise_seconds, time.process_time() - started)
+        run.inputs += 1
+        run.accepted += doc.ok
+        if parse_seconds > run.max_parse_seconds:
+            run.max_parse_seconds, run.slowest = parse_seconds, data
+    return run
+
+
+def report(run: FuzzRun, record_property: Callable[[str, object], None]) -> None:
+    record_property("fuzz_inputs", run.inputs)
+    record_property("fuzz_accepted", run.accepted)
+    record_property("fuzz_max_parse_seconds", round(run.max_parse_seconds, 4))
+    record_property("fuzz_max_exercise_seconds", round(run.max_exercise_seconds, 4))
+    print(
+        f"\nfuzz: {run.inputs} inputs, {run.accepted} valid memories; slowest parse"
+        f" {run.max_parse_seconds * 1000:.1f} ms CPU ({len(run.slowest)} bytes), slowest"
+        f" input through everything {run.max_exercise_seconds * 1000:.1f} ms CPU"
+    )
+
+
+def test_mutated_memory_files_never_raise(
+    mutated_inputs: MutatedInputs,
+    fuzz_count: FuzzCount,
+    record_property: Callable[[str, object], None],
+) -> None:
+    # The default run is a few seconds; the per-input time is recorded, and
+    # asserted only in the slow variant (no timing assertions in the default suite).
+    run = fuzz(mutated_inputs(fuzz_count(1500), 20260728))
+    report(run, record_property)
+    assert run.inputs > 0 and run.accepted > 0
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("slow_only")
+def test_slow_mutation_fuzz_every_input_under_a_second(
+    mutated_inputs: MutatedInputs,
+    fuzz_count: FuzzCount,
+    record_property: Callable[[str, object], None],
+) -> None:
+    run = fuzz(mutated_inputs(fuzz_count(100_000), 12))
+    report(run, record_property)
+    assert run.max_parse_seconds < 1.0, run.slowest[:200]
+
+
+HOSTILE_SHAPES = {
+    # in the article
+    "attributes": ("<aside>", "<p " + "".join(f"a{i}=1 " for i in range(20_000)) + ">"),
+    "custom-tags": ("<aside>", "<x-y>" * 50_000),
+    "bad-urls": ("<aside>", "".join(f'<a href="javascript:{i}">x</a>' for i in range(20_000))),
+    "comments": ("<aside>", "<!---->" * 100_000),
+    "digits": ("<aside>", "&#" + "9" * 100_000 + ";"),
+    "digits-attr": ("<aside>", '<p title="&#' + "9" * 100_000 + ';">x</p>'),
+    "lt": ("<aside>", "<" * 500_000),
+    "deep-figures": ("<aside>", "<figure>" * 250 + "<span>s</span>" * 40_000),
+    # nesting that made extraction and the claim check re-read the same text
+    # once per level (46 s for 250 nested asides before they were read once)
+    "nested-asides": ("<aside>", "<aside>" * 250 + "<p>x</p>" * 20_000),
+    "nested-details": ("<aside>", "<details><summary>s" * 120 + "<p>x</p>" * 20_000),
+    "nested-quotes": ("<aside>", "<p>" + "<q><cite>" * 120 + "x " * 100_000 + "</p>"),
+    "nested-dfn": ("<aside>", "<p>" + "<dfn>" * 250 + "x " * 100_000 + "</p>"),
+    "nested-facets": ("<aside>", "<dl><dt>k</dt><dd>" * 80 + "x " * 100_000),
+    "deep-marks": ("<aside>", "<section>" * 250 + "<mark>x</mark>" * 20_000),
+    # in the head, where the head editors read (found by the slow fuzz: 4 s, then 18 s)
+    "head-unclosed-metas": ("<title>", '<meta name="memhtml-type" c ' * 4_000),
+    "head-unclosed-quotes": ("<title>", '<meta content="x ' * 4_000),
+    "head-titles": ("<title>", "<title " * 20_000),
+    "head-heads": ("<title>", "<head " * 20_000),
+    "head-scripts": ("<title>", "<script " * 20_000),
+    "head-comments": ("<title>", "<!-- " * 20_000),
+}
+
+
+def hostile_file(shape: str) -> bytes:
+    anchor, hostile = HOSTILE_SHAPES[shape]
+    text = (FIXTURES / "reference_example.html").read_text()
+    return text.replace(anchor, hostile + anchor, 1).encode()
+
+
+@pytest.mark.parametrize("shape", sorted(HOSTILE_SHAPES))
+def test_hostile_shapes_stay_bounded(shape: str) -> None:
+    # Inputs built to hit a quadratic path: nothing raises, and the listed
+    # findings stay few (at most 50 per code plus one "further" line).
+    doc, _ = exercise(hostile_file(shape))
+    assert max(Counter(i.code for i in doc.violations).values(), default=0) <= 51
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("slow_only")
+@pytest.mark.parametrize("shape", sorted(HOSTILE_SHAPES))
+def test_slow_hostile_shapes_parse_in_under_a_second(shape: str) -> None:
+    assert fuzz([hostile_file(shape)]).max_parse_seconds < 1.0
