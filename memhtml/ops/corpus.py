@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -421,17 +422,8 @@ class Corpus:
         self, ops: Sequence[AnyOp], *, continue_on_error: bool = False, embed: bool = True
     ) -> BatchOutcome:
         """Plan every op, then commit the batch once (atomically unless continue_on_error)."""
-        from memhtml.index.embedding import check_space
-        from memhtml.ops.tree import TreeView
-
-        embedder = self.embedder if embed else None
-        with self.lock.hold():
-            self.recover()
-            self.sync()
-            check_space(self.conn, embedder)
-            now = self.clock()
-            view = TreeView(self.root)
-            planner = self._planner(view, now)
+        with self._write_door(embed) as (embedder, now, planner):
+            view = planner.view
             results: list[dict[str, Any]] = []
             failure: MemhtmlError | None = None
             for i, op in enumerate(ops):
@@ -483,6 +475,25 @@ class Corpus:
             )
             return BatchOutcome(results, sha, index=report.to_data(), vectors=vectors)
 
+    @contextmanager
+    def _write_door(self, embed: bool) -> Iterator[tuple[Embedder | None, str, Planner]]:
+        """Every write door's preamble, under the repository lock held for the whole door.
+
+        Settle what a killed writer left, catch the index up with HEAD, refuse a
+        vector-space mismatch before anything is written, then plan against a
+        fresh tree view: yields (the embedder or None, the instant, the Planner).
+        """
+        from memhtml.index.embedding import check_space
+        from memhtml.ops.tree import TreeView
+
+        embedder = self.embedder if embed else None
+        with self.lock.hold():
+            self.recover()
+            self.sync()
+            check_space(self.conn, embedder)
+            now = self.clock()
+            yield embedder, now, self._planner(TreeView(self.root), now)
+
     def _planner(self, view: TreeView, now: str) -> Planner:
         """A Planner over `view` wired to this root's index and tree (caller holds the lock)."""
         from memhtml.index.identity import path_ever_held
@@ -524,19 +535,9 @@ class Corpus:
         what it planned as one commit (nothing when it planned no change). The
         plan's payload comes back with `commit_sha`, `index` and `vectors`.
         """
-        from memhtml.index.embedding import check_space
-        from memhtml.ops.tree import TreeView
-
-        embedder = self.embedder if embed else None
-        with self.lock.hold():
-            self.recover()
-            self.sync()
-            check_space(self.conn, embedder)
-            now = self.clock()
-            view = TreeView(self.root)
-            planner = self._planner(view, now)
+        with self._write_door(embed) as (embedder, now, planner):
             payload = dict(plan(planner))
-            changes = view.changes()
+            changes = planner.view.changes()
             if not changes:
                 return {**payload, "commit_sha": None, "index": {}, "vectors": {}}
             sha, report, vectors = self.commit_changes(
