@@ -362,3 +362,19 @@ def merge_vetoed(
 ) -> bool:
     """True when any guard fires: the two texts must stay two memories."""
     return bool(divergence(a, b, a_entities, b_entities))
+
+
+def missing_facts(source: str, summary: str) -> tuple[str, ...]:
+    """The fact-bearing parts of `source` that `summary` drops, in `source`'s order.
+
+    A summary that folds `source` must keep its numbers, its identifier-like
+    and proper names (as words, in order), and its negation (one is enough: a
+    summary may phrase several prohibitions as one). Empty when nothing is
+    dropped.
+    """
+    ps, pt = _profile(source), _profile(summary)
+    dropped: list[str] = [n for n in sorted(ps.numbers) if n not in pt.numbers]
+    dropped += [name for name in sorted(ps.strong) if _absent(name, pt.tokens)]
+    if ps.negations and not pt.negations:
+        dropped.append("negation")
+    return tuple(dropped)

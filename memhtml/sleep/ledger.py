@@ -18,6 +18,10 @@ Kinds applied here:
 * `edge-promotion` `{src, rel, dst, strength?}`: a mined (derived) edge joins
   main's index (`derived = 1`, provenance `sleep`) and is counted in
   `state.edge_corroboration`.
+* `edge-detection` `{src, rel, dst}`: a model judged the pair this night (edge-typing's
+  contradictions); counted once per run date in `state.edge_corroboration`, which
+  a later night reads to decide whether the judgement is corroborated. Nothing
+  joins the index.
 * `consolidation-watermark` `{name, value}`: where an incremental consolidation
   got to, in `state.sleep_watermarks`.
 """
@@ -133,12 +137,15 @@ def _entity_promotion(
     )
 
 
-def _edge_promotion(conn: sqlite3.Connection, mark: Mapping[str, Any], at: str, _run: str) -> None:
+def _edge_of(mark: Mapping[str, Any]) -> tuple[str, str, str]:
     src, dst = _text(mark, "src", "src_path"), _text(mark, "dst", "dst_path")
     rel = normalize_rel(_text(mark, "rel"))
     if rel is None or src == dst:
-        raise ValueError(f"edge-promotion {src} -{mark.get('rel')}-> {dst} is not a valid edge")
-    strength = mark.get("strength")
+        raise ValueError(f"{mark.get('kind')} {src} -{mark.get('rel')}-> {dst} is not a valid edge")
+    return src, rel, dst
+
+
+def _count_edge(conn: sqlite3.Connection, src: str, rel: str, dst: str, at: str) -> None:
     conn.execute(
         "INSERT INTO state.edge_corroboration"
         " (src_path, dst_path, rel, count, first_seen, last_seen) VALUES (?, ?, ?, 1, ?, ?)"
@@ -147,6 +154,16 @@ def _edge_promotion(conn: sqlite3.Connection, mark: Mapping[str, Any], at: str, 
         " last_seen = max(last_seen, excluded.last_seen)",
         (src, dst, rel, at, at),
     )
+
+
+def _edge_detection(conn: sqlite3.Connection, mark: Mapping[str, Any], at: str, _run: str) -> None:
+    _count_edge(conn, *_edge_of(mark), at)
+
+
+def _edge_promotion(conn: sqlite3.Connection, mark: Mapping[str, Any], at: str, _run: str) -> None:
+    src, rel, dst = _edge_of(mark)
+    _count_edge(conn, src, rel, dst, at)
+    strength = mark.get("strength")
     # The edge joins the index only between memories it holds (a rebuild keeps derived rows).
     conn.execute(
         "INSERT OR IGNORE INTO edges"
@@ -183,6 +200,7 @@ HANDLERS: Final[dict[str, Handler]] = {
     "entity-corroboration": _entity_corroboration,
     "entity-promotion": _entity_promotion,
     "edge-promotion": _edge_promotion,
+    "edge-detection": _edge_detection,
     "consolidation-watermark": _watermark,
 }
 

@@ -50,23 +50,6 @@ class BasePhase:
         return {"counts": dict(outcome.counts), "unknown": {}}
 
 
-class ModelPhase(BasePhase):
-    """A phase that needs the model seam (a later issue): an honest skip without one."""
-
-    needs_model = True
-
-    def run(self, ctx: SleepContext) -> PhaseOutcome:
-        """Skipped with the reason; with a model bound, skipped as not built yet."""
-        if ctx.llm is None:
-            return PhaseOutcome(status="skipped", detail=NO_MODEL)
-        return PhaseOutcome(status="skipped", detail="the model seam is not built yet")
-
-    def plan(self, ctx: SleepContext) -> dict[str, Any]:
-        """Counting is the model's work; without a model there is nothing to count."""
-        reason = NO_MODEL if ctx.llm is None else "the model seam is not built yet"
-        return {"counts": {}, "unknown": {"work": reason}}
-
-
 # -- reads of the run index ------------------------------------------------------------------
 
 
