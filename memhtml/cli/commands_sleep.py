@@ -149,6 +149,6 @@ SLEEP_COMMANDS: Final[tuple[Command, ...]] = (
         "What each phase would do against main now: cheap counts, or unknown with the reason.",
         "sleep.plan",
         f"{H}:plan",
-        params=(Param("deep", "include placement-triage", type="bool", default=False),),
+        params=(Param("deep", "include placement-triage", type="bool", default=False), _LLM),
     ),
 )

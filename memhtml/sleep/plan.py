@@ -24,7 +24,10 @@ def plan(
     registry: engine.Registry | None = None,
     llm: Any = None,
 ) -> dict[str, Any]:
-    """The `sleep.plan` payload."""
+    """The `sleep.plan` payload. `llm` binds the model as `sleep run` does (a name, a
+    model, or None for $MEMHTML_LLM); planning never calls it, but a model phase with
+    one bound counts its candidates instead of saying it would not run."""
+    llm = engine.bind_llm(llm, None)
     git = corpus.git
     corpus.catch_up()
     head = git.head()

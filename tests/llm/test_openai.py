@@ -235,3 +235,30 @@ def test_configuration_from_the_environment():
         OpenAIModel.from_environment({})
     with pytest.raises(InvalidFlagError):
         OpenAIModel.from_environment({"MEMHTML_LLM_MODEL": "m", "MEMHTML_LLM_OPENAI_MODE": "x"})
+
+
+def test_a_sleep_phase_end_to_end_over_http(server, repo):
+    """task-detection through the OpenAI-compatible backend: real HTTP, the phase's real
+    JSON schema sent, the answer checked against the file before the task is written."""
+    import memhtml
+    from memhtml.llm import CallBudget, ModelCaller
+    from tests.sleep.phase_harness import WRITTEN, doc_of, run_phase
+
+    fixed = memhtml.open(repo, embedder="fake", now=WRITTEN)
+
+    url, script = server
+    promise = "Alice will rotate the staging keys by Friday."
+    fixed.write(title="Key rotation", claim=promise)
+    finding = {"member_key": "m1", "sentence": promise, "kind": "commitment", "confidence": 0.9}
+    script.replies.append((200, content_reply({"findings": [finding]}), 0))
+    caller = ModelCaller(model_for(url), CallBudget(5), backoff_s=0)
+    ran = run_phase(fixed, "task-detection", llm=caller)
+    assert ran.outcome.counts["tasks_minted"] == 1 and ran.commit_sha is not None
+    [req] = script.requests
+    schema = req["response_format"]["json_schema"]
+    assert schema["name"] == "task_detection"
+    assert "findings" in schema["schema"]["properties"]
+    assert "<memory_m1>" in req["messages"][1]["content"]
+    (task,) = [p for p in ran.changed if "/tasks/det-" in p]
+    assert promise in doc_of(fixed, task).body_text
+    fixed.close()

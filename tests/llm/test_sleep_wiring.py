@@ -143,3 +143,21 @@ def test_the_cli_flag(corpus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     assert code == 0, out
     assert out["data"]["llm_model"] == MODEL_ID
     assert by_phase(out["data"])["edge-typing"]["status"] == "ok"  # a dry run: counted, not asked
+
+
+def test_sleep_plan_binds_a_model_and_the_model_phases_count(
+    corpus: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(corpus)
+    monkeypatch.setenv("MEMHTML_ROOT", str(corpus.root))
+    code, out = call("sleep", "plan")
+    assert code == 0
+    off = by_phase(out["data"])
+    assert off["task-detection"]["would_run"] is False
+    assert "MEMHTML_LLM=off" in off["task-detection"]["reason"]
+    code, out = call("sleep", "plan", "--llm", "fake")
+    assert code == 0, out
+    on = by_phase(out["data"])
+    assert on["task-detection"]["would_run"] is True
+    assert on["task-detection"]["counts"]["candidates"] == 4
+    assert "verdicts" in on["edge-typing"]["unknown"]

@@ -116,3 +116,24 @@ def test_a_must_not_merge_twin_is_never_offered_whatever_the_model_answers(fixed
         offered = " ".join(blocks(call.prompt, "member").values())
         assert "freeze on Fridays" not in offered
     assert doc_of(fixed, p["friday"]).status == doc_of(fixed, p["twin"]).status == "active"
+
+
+def test_deep_compress_runs_again_over_what_the_last_pass_left(fixed: Any) -> None:
+    community(fixed)
+
+    def first_two(call: Any) -> dict[str, Any]:
+        members = blocks(call.prompt, "member")
+        keys = sorted(members, key=lambda k: int(k[1:]))[:2]
+        texts = [members[k].splitlines()[-1] for k in keys]
+        return {
+            "title": f"Fold of {texts[0][:20]}",
+            "claim": "These belong together.",
+            "paragraphs": texts,
+            "absorbed_keys": keys,
+        }
+
+    shallow = run_phase(fixed, "compress", date=LATER, llm=caller(first_two), dry_run=True)
+    assert shallow.outcome.counts["batches"] == 1
+    ran = run_phase(fixed, "compress", date=LATER, deep=True, llm=caller(first_two))
+    counts = ran.outcome.counts
+    assert (counts["passes"], counts["canonicals"], counts["archived"]) == (2, 2, 4)

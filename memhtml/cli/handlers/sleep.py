@@ -77,11 +77,11 @@ def status(inv: Invocation) -> dict[str, Any]:
     return sleep_status(inv.corpus())
 
 
-def plan(inv: Invocation, deep: bool = False) -> dict[str, Any]:
-    """What a run would do now."""
+def plan(inv: Invocation, deep: bool = False, llm: str | None = None) -> dict[str, Any]:
+    """What a run would do now (the model phases count their candidates when one is bound)."""
     from memhtml.sleep.plan import plan as sleep_plan
 
-    return sleep_plan(inv.corpus(), deep=deep)
+    return sleep_plan(inv.corpus(), deep=deep, llm=llm)
 
 
 def human_run(data: dict[str, Any]) -> str:

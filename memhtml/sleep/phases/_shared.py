@@ -259,6 +259,20 @@ def relink_touches(ctx: SleepContext, moves: Iterable[Moved]) -> list[Touched]:
     return [Touched(p, "rewritten") for p in seen if ctx.view.exists(p)]
 
 
+_KIND_RANK: Final = {"created": 0, "merged": 1, "archived": 2, "moved": 3, "rewritten": 4}
+
+
+def unique_touches(touched: Iterable[Touched]) -> list[Touched]:
+    """One touch per path, in first-seen order: what happened to it, not that its links were
+    rewritten on the way (a canonical created tonight and relinked is `created`)."""
+    best: dict[str, Touched] = {}
+    for t in touched:
+        held = best.get(t.path)
+        if held is None or _KIND_RANK[t.kind] < _KIND_RANK[held.kind]:
+            best[t.path] = t
+    return list(best.values())
+
+
 def stamp(ctx: SleepContext, path: str, edit: Callable[[str], str]) -> bool:
     """Apply a head edit to `path` in the view; True when the bytes changed."""
     before = ctx.view.read(path)

@@ -40,7 +40,7 @@ from memhtml.sleep.phases._model import (
     refusal_detail,
     resolve,
 )
-from memhtml.sleep.phases._shared import listed, stamp
+from memhtml.sleep.phases._shared import listed, stamp, unique_touches
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -212,7 +212,7 @@ class ArcSynthesis(ModelPhase):
                     counts["linked"] += 1
                     out.touched.append(Touched(source, "rewritten"))
                     lines.append(f"  part_of {source} -> {path}")
-        out.touched = list({(t.path, t.kind): t for t in out.touched}.values())
+        out.touched = unique_touches(out.touched)
         out.detail = refusal_detail(refused, capped)
         out.subject = f"write {counts['created']} new arcs, update {counts['updated']}"
         out.body = listed(lines)

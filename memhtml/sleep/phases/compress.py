@@ -66,6 +66,7 @@ from memhtml.sleep.phases._shared import (
     listed,
     merge_into,
     relink_touches,
+    unique_touches,
 )
 
 if TYPE_CHECKING:
@@ -270,7 +271,7 @@ class Compress(ModelPhase):
             left = [m for m in left if m.path not in folded_here]
         counts["relinked"] = sum(len(m.relinked) for m in tally.moves)
         out.touched += relink_touches(ctx, tally.moves)
-        out.touched = list({(t.path, t.kind): t for t in out.touched}.values())
+        out.touched = unique_touches(out.touched)
         out.detail = refusal_detail(tally.refused, counts["llm_capped"])
         out.subject = (
             f"fold {counts['archived']} memories into {counts['canonicals']} canonical memories"

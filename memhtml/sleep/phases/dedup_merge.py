@@ -58,6 +58,7 @@ from memhtml.sleep.phases._shared import (
     merge_into,
     read_doc,
     relink_touches,
+    unique_touches,
     unparseable,
 )
 
@@ -254,7 +255,7 @@ class DedupMerge(BasePhase):
             counts["relinked"] = sum(len(m.relinked) for m in moves)
             counts["merged"] = len(moves)
             out.touched += relink_touches(ctx, moves)
-            out.touched = list({(t.path, t.kind): t for t in out.touched}.values())
+            out.touched = unique_touches(out.touched)
         out.subject = (
             f"fold {counts['merged']} duplicates into older copies"
             f" ({counts['exact']} exact, {counts['near']} near)"

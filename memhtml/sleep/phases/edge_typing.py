@@ -48,7 +48,7 @@ from memhtml.sleep.phases._model import (
     refusal_detail,
     slices,
 )
-from memhtml.sleep.phases._shared import first_chunk_vectors, listed, stamp
+from memhtml.sleep.phases._shared import first_chunk_vectors, listed, stamp, unique_touches
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -318,7 +318,7 @@ class EdgeTyping(ModelPhase):
             tasks.sweep()
         counts.update(tasks.counts)
         out.touched += tasks.touched
-        out.touched = list({(t.path, t.kind): t for t in out.touched}.values())
+        out.touched = unique_touches(out.touched)
         out.detail = refusal_detail(refused, counts["llm_capped"])
         out.subject = (
             f"promote {counts['typed']} typed edges and {counts['promoted']}"
