@@ -279,7 +279,8 @@ class Detections:
 
     def sweep(self) -> list[str]:
         """Close and archive this detector's open tasks whose finding was not seen tonight."""
-        from memhtml.sleep.phases._shared import archive, stamp
+        from memhtml.ops.fold import archive
+        from memhtml.sleep.phases._shared import stamp
 
         ctx = self.ctx
         closed = []

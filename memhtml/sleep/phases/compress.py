@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.contracts.vocab import INBOX_DIR, PEOPLE_DIR
 from memhtml.domain.guards import divergence, missing_facts
+from memhtml.ops.fold import Moved, merge_into
 from memhtml.sleep.phase import PhaseOutcome, SleepContext, Touched
 from memhtml.sleep.phases._model import (
     ModelPhase,
@@ -60,14 +61,7 @@ from memhtml.sleep.phases._model import (
     resolve,
     slices,
 )
-from memhtml.sleep.phases._shared import (
-    Moved,
-    first_chunk_vectors,
-    listed,
-    merge_into,
-    relink_touches,
-    unique_touches,
-)
+from memhtml.sleep.phases._shared import first_chunk_vectors, listed, relink_touches, unique_touches
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

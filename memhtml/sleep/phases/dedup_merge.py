@@ -49,13 +49,13 @@ from typing import Any, Final
 
 from memhtml.contracts.vocab import PEOPLE_DIR
 from memhtml.domain.guards import GUARDS, divergence, normalize_name
+from memhtml.ops.fold import merge_into
 from memhtml.sleep.phase import PhaseOutcome, SleepContext, Touched
 from memhtml.sleep.phases._shared import (
     DUPLICATE_REASON,
     BasePhase,
     first_chunk_vectors,
     listed,
-    merge_into,
     read_doc,
     relink_touches,
     unique_touches,

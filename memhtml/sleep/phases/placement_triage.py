@@ -26,14 +26,9 @@ from typing import Final
 
 from memhtml.contracts.vocab import ARCS_DIR, INBOX_DIR, PEOPLE_DIR
 from memhtml.domain.graph import directory_vote
+from memhtml.ops.fold import move_to
 from memhtml.sleep.phase import PhaseOutcome, SleepContext, Touched
-from memhtml.sleep.phases._shared import (
-    BasePhase,
-    first_chunk_vectors,
-    listed,
-    move_to,
-    relink_touches,
-)
+from memhtml.sleep.phases._shared import BasePhase, first_chunk_vectors, listed, relink_touches
 
 NEIGHBOR_FLOOR: Final = 0.80
 NEIGHBORS: Final = 5

@@ -25,15 +25,9 @@ from memhtml.contracts.errors import MemhtmlError
 from memhtml.contracts.vocab import PEOPLE_DIR
 from memhtml.domain.retention import MAX_REPRIEVES, REPRIEVE_DAYS, reprieve_score, should_reprieve
 from memhtml.html import set_meta
+from memhtml.ops.fold import archive
 from memhtml.sleep.phase import PhaseOutcome, SleepContext, Touched
-from memhtml.sleep.phases._shared import (
-    BasePhase,
-    access_rows,
-    archive,
-    listed,
-    relink_touches,
-    stamp,
-)
+from memhtml.sleep.phases._shared import BasePhase, access_rows, listed, relink_touches, stamp
 
 REASON: Final = "reprieve: validity expired"
 

@@ -47,8 +47,9 @@ from memhtml.contracts.dates import as_datetime
 from memhtml.contracts.vocab import PEOPLE_DIR
 from memhtml.domain.graph import bridge_counts, communities, pagerank
 from memhtml.domain.retention import RetentionInputs, band, retention_score
+from memhtml.ops.fold import archive
 from memhtml.sleep.phase import PhaseOutcome, SleepContext, Touched
-from memhtml.sleep.phases._shared import BasePhase, access_rows, archive, listed, relink_touches
+from memhtml.sleep.phases._shared import BasePhase, access_rows, listed, relink_touches
 
 GRACE_DAYS: Final = 14
 EVICT_SHARE: Final = 0.05  # of the active corpus, per rolling window
