@@ -114,9 +114,16 @@ COMMANDS: tuple[Command, ...] = (
         "Scaffold the memory root: git repo, PARA folders, merge driver. Idempotent.",
         "repo.init",
         f"{H}.store:init",
+        params=(
+            Param(
+                "clone",
+                "clone this remote into the (empty) root, register the merge driver, index it",
+                metavar="URL",
+            ),
+        ),
         needs_repo=False,
-        errors=("ERR_GIT",),
-        examples=("memhtml init --repo ~/memhtml",),
+        errors=("ERR_GIT", "ERR_REMOTE", "ERR_INVALID_FLAG"),
+        examples=("memhtml init --repo ~/memhtml", "memhtml init --clone ../memory.git"),
     ),
     Command(
         "write",
@@ -588,6 +595,9 @@ COMMANDS = COMMANDS + RESEARCH_COMMANDS
 from memhtml.cli.commands_sleep import SLEEP_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + SLEEP_COMMANDS
+from memhtml.cli.commands_sync import SYNC_COMMANDS  # noqa: E402
+
+COMMANDS = COMMANDS + SYNC_COMMANDS
 
 
 def command_by_words(words: tuple[str, ...]) -> Command | None:

@@ -71,13 +71,13 @@ def _rows(pairs: Sequence[tuple[str, str]], indent: int = 2) -> list[str]:
     return lines
 
 
-GROUP_ROWS = 4  # a command group with more commands shows as one row in the overview
+GROUP_ROWS = 2  # a command group with more commands shows as one row in the overview
 
 
 def overview(version: str, commands: Sequence[dict[str, Any]], globals_: Sequence[Any]) -> str:
     """`memhtml` / `memhtml --help` on a terminal: what the tool is and its commands.
 
-    A group of more than four commands is one row (`memhtml help <group>` lists
+    A group of more than two commands is one row (`memhtml help <group>` lists
     them), so the overview stays one screen as groups grow.
     """
     sizes: dict[str, int] = {}

@@ -47,6 +47,8 @@ RESPONSE_TYPES: Final[dict[str, str]] = {
     "sleep.review": "a curation branch classified for review",
     "sleep.merge": "a curation branch merged (or refused)",
     "sleep.plan": "the phases a run would execute",
+    "sync.report": "what a sync received, sent, merged and folded (or an aborted sync)",
+    "remote.added": "a remote added to share the memory through",
     "status.health": "a one-screen summary of the store",
     "publish.report": "generated listings written",
     "doctor.report": "format and corpus health findings",

@@ -240,3 +240,17 @@ class LlmContractViolationError(MemhtmlError):
 
     code = "ERR_LLM_CONTRACT"
     summary = "a language model answered outside the requested schema"
+
+
+class SyncConflictError(MemhtmlError):
+    """Both sides changed one memory's article, or an earlier sync's merge is unresolved."""
+
+    code = "ERR_SYNC_CONFLICT"
+    summary = "a sync merge needs a person: both sides changed a memory (resolve or sync --abort)"
+
+
+class RemoteError(MemhtmlError):
+    """No remote, an unreachable or unrelated remote, or a push the remote kept rejecting."""
+
+    code = "ERR_REMOTE"
+    summary = "the git remote is missing, unreachable, unrelated, or kept rejecting the push"

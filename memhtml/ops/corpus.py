@@ -484,11 +484,13 @@ class Corpus:
         fresh tree view: yields (the embedder or None, the instant, the Planner).
         """
         from memhtml.index.embedding import check_space
+        from memhtml.ops.sync import refuse_unresolved
         from memhtml.ops.tree import TreeView
 
         embedder = self.embedder if embed else None
         with self.lock.hold():
             self.recover()
+            refuse_unresolved(self.root)  # no write mixes into a merge a person must resolve
             self.sync()
             check_space(self.conn, embedder)
             now = self.clock()

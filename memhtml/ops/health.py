@@ -54,7 +54,10 @@ def validate_files(paths: Sequence[str], repo: str | None = None) -> dict[str, A
 
 
 def status(corpus: Corpus) -> dict[str, Any]:
-    """HEAD, dirty paths, counts by type and bucket, index freshness, vector space."""
+    """HEAD, dirty paths, counts by type and bucket, index freshness, vector space, and
+    commits ahead of / behind the remote as last fetched."""
+    from memhtml.ops.sync import ahead_behind
+
     corpus.catch_up()
     conn = corpus.conn
     head = corpus.git.head()
@@ -88,6 +91,7 @@ def status(corpus: Corpus) -> dict[str, Any]:
         "vector_coverage": index["vector_space"]["coverage"],
         "has_state": index["access_rows"] > 0,
         "skipped_files": index["skipped_files"],
+        "remote": ahead_behind(corpus.git),  # as last fetched; None without a remote
     }
 
 

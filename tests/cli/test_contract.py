@@ -101,6 +101,8 @@ SAMPLES: dict[str, list[str]] = {
     "task add": ["task", "add", "--title", "Ship it", "--due", "2026-03-01", "--tag", "release"],
     "task status": ["task", "status", "areas/inbox/tasks/sample-task.html", "doing"],
     "task list": ["task", "list", "--include-done", "--limit", "5"],
+    "sync": ["sync", "--no-push"],
+    "remote add": ["remote", "add", "backup", "{reports}"],
 }
 # Commands whose sample needs something done first (a run to resume, review or merge).
 SETUP: dict[str, list[str]] = {
@@ -108,6 +110,7 @@ SETUP: dict[str, list[str]] = {
     "sleep review": ["sleep", "run", "--date", "2026-02-01"],
     "sleep merge": ["sleep", "run", "--date", "2026-02-01"],
     "task status": ["task", "add", "--title", "Sample task"],
+    "sync": ["remote", "add", "origin", "{repo}"],  # the clone is its own remote: up to date
 }
 
 
@@ -116,7 +119,7 @@ def test_every_command_answers_one_valid_envelope(command: str, seeded: dict[str
     assert command in SAMPLES, f"add a sample invocation for `{command}`"
     argv = [a.format(**seeded) for a in SAMPLES[command]]
     if command in SETUP:
-        assert call(*SETUP[command])[0] == 0
+        assert call(*[a.format(**seeded) for a in SETUP[command]])[0] == 0
     if command == "serve mcp":  # a server: give it a closed stdin so it stops at once
         proc = subprocess.run(
             [sys.executable, "-m", "memhtml.cli", *argv],

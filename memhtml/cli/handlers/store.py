@@ -14,14 +14,29 @@ from memhtml.contracts.errors import (
 )
 
 
-def init(inv: Invocation) -> dict[str, Any]:
-    """Scaffold the memory root."""
+def init(inv: Invocation, clone: str | None = None) -> dict[str, Any]:
+    """Scaffold the memory root; with `clone`, clone a shared memory into it and index it."""
     from dataclasses import asdict
 
     from memhtml.ops.config import resolve_root
     from memhtml.store.layout import init_repo
 
-    return asdict(init_repo(resolve_root(inv.repo)))
+    root = resolve_root(inv.repo)
+    if clone is None:
+        return asdict(init_repo(root))
+    from memhtml.ops.sync import clone as clone_into
+
+    cloned = clone_into(clone, root)
+    corpus = inv.corpus()
+    try:
+        report = corpus.sync()
+    finally:
+        corpus.close()
+    return {
+        **cloned["init"],
+        "cloned_from": clone,
+        "index": report.to_data() if report is not None else None,
+    }
 
 
 def write(inv: Invocation, **params: Any) -> dict[str, Any]:
