@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import GitError, InvalidFlagError, InvalidMemoryError, MemhtmlError
 from memhtml.sleep import ledger, runs
-from memhtml.sleep.phase import PHASE_ORDER, Phase, PhaseOutcome, SleepContext, Touched
+from memhtml.sleep.phase import PHASE_ORDER, Part, Phase, PhaseOutcome, SleepContext, Touched
 from memhtml.sleep.phases import load
 from memhtml.sleep.phases import preflight as preflight_phase
 from memhtml.sleep.runindex import RunIndex
@@ -148,6 +148,26 @@ def commit_message(run_id: str, name: str, outcome: PhaseOutcome, files: int) ->
         f"{runs.COUNTS_TRAILER}: {counts}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _split_parts(
+    outcome: PhaseOutcome, changes: Sequence[FileChange]
+) -> list[tuple[Part, list[FileChange]]]:
+    """Each part with the staged changes it names (a move by either end); parts naming
+    nothing staged are left out, and a change belongs to the first part naming it."""
+    taken: set[int] = set()
+    out: list[tuple[Part, list[FileChange]]] = []
+    for part in outcome.parts:
+        wanted = set(part.paths)
+        subset = [
+            c
+            for c in changes
+            if id(c) not in taken and (c.path in wanted or (c.moved_from or "") in wanted)
+        ]
+        if subset:
+            taken.update(id(c) for c in subset)
+            out.append((part, subset))
+    return out
 
 
 def _complete_touched(
@@ -444,7 +464,23 @@ class Night:
             return None
         docs = self._check_changes(changes, ctx)
         _complete_touched(outcome, changes, self.tree, self.record.run_id)
-        message = commit_message(self.record.run_id, name, outcome, len(changes))
+        sha: str | None = None
+        for part, subset in _split_parts(outcome, changes):
+            own = PhaseOutcome(counts=outcome.counts, subject=part.subject, body=list(part.body))
+            sha = self._land(
+                subset, commit_message(self.record.run_id, name, own, len(subset)), docs
+            )
+        taken = {id(c) for _part, subset in _split_parts(outcome, changes) for c in subset}
+        rest = [c for c in changes if id(c) not in taken]
+        if rest:
+            sha = self._land(
+                rest, commit_message(self.record.run_id, name, outcome, len(rest)), docs
+            )
+        return sha
+
+    def _land(self, changes: Sequence[FileChange], message: str, docs: dict[bytes, Any]) -> str:
+        """One commit on the branch tip; the run index follows it."""
+        assert self.index is not None and self.tree is not None
         parent = self.tip
         sha = self.writer.commit(parent, changes, message)
         tree = self.tree.advance(sha, self.writer.written)

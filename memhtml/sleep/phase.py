@@ -54,6 +54,20 @@ class Touched:
     from_path: str | None = None
 
 
+@dataclass(frozen=True)
+class Part:
+    """A commit of its own inside a phase: these paths' staged changes, this subject.
+
+    The engine commits each part (in order) before the phase's own commit, which
+    takes whatever is left (and the ledger marks). trace-consolidation lands each
+    distilled memory this way, so a reviewer can take or drop one memory at a time.
+    """
+
+    subject: str
+    paths: tuple[str, ...]
+    body: tuple[str, ...] = ()
+
+
 @dataclass
 class PhaseOutcome:
     """What a phase did (or would do, on a dry run)."""
@@ -67,6 +81,8 @@ class PhaseOutcome:
     body: list[str] = field(default_factory=list)
     # Ledger marks: {"kind": ..., ...}; applied by `sleep merge`, discarded with the branch.
     marks: list[dict[str, Any]] = field(default_factory=list)
+    # Commits of their own before the phase's commit (see Part); most phases have none.
+    parts: list[Part] = field(default_factory=list)
 
 
 @dataclass

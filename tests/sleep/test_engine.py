@@ -451,3 +451,57 @@ def test_review_classifies_every_touched_file_per_phase(
     assert moved["from_path"] == seeded["d"]
     assert got["hand_commits"] == [] and got["by_kind"]["merged"] == 1
     assert root.is_dir()
+
+
+def test_a_phase_may_land_parts_as_commits_of_their_own(
+    corpus: Any, seeded: dict[str, str]
+) -> None:
+    from memhtml.sleep.phase import Part
+
+    def two(ctx: SleepContext) -> PhaseOutcome:
+        for name in ("one", "two"):
+            text, _ = render_document(
+                NewMemory(
+                    title=name.title(),
+                    memory_type="semantic",
+                    created=ctx.at,
+                    updated=ctx.at,
+                    claim=f"Fact {name} stands.",
+                )
+            )
+            ctx.view.write(f"areas/inbox/{name}.html", text.encode())
+        text = ctx.view.read(seeded["a"]).decode()
+        from memhtml.html import set_meta
+
+        ctx.view.write(seeded["a"], set_meta(text, "memhtml-confidence", "0.5").encode())
+        return PhaseOutcome(
+            counts={"written": 2},
+            subject="the rest",
+            parts=[
+                Part("distill one", ("areas/inbox/one.html",), ("evidence s1: said one",)),
+                Part("distill two", ("areas/inbox/two.html",)),
+                Part("names nothing staged", ("areas/inbox/none.html",)),
+            ],
+            marks=[{"kind": "consolidation-watermark", "name": "x", "value": "1"}],
+        )
+
+    data = _run(corpus, registry(trace_consolidation=two))
+    commits = [
+        c
+        for c in _commits(corpus.root, data)
+        if c.trailers["Memhtml-Phase"] == ["trace-consolidation"]
+    ]
+    assert [c.subject.split(": ", 1)[1] for c in commits] == [
+        "distill one",
+        "distill two",
+        "the rest",
+    ]
+    phase = next(p for p in data["phases"] if p["phase"] == "trace-consolidation")
+    assert phase["commit_sha"] == commits[-1].sha
+    files = [git(corpus.root, "show", "--name-only", "--format=", c.sha).split() for c in commits]
+    assert files[0] == ["areas/inbox/one.html"] and files[1] == ["areas/inbox/two.html"]
+    assert seeded["a"] in files[2] and runs.ledger_path(DATE) in files[2]
+    assert "evidence s1: said one" in git(corpus.root, "show", "-s", "--format=%B", commits[0].sha)
+    seen = review(corpus, DATE)
+    by_phase = {p["phase"]: p for p in seen["phases"]}
+    assert len(by_phase["trace-consolidation"]["files"]) == 4
