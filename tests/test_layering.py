@@ -50,6 +50,7 @@ LAYERS = {
     "llm": 3,
     "index": 4,
     "analysis": 5,
+    "codemode": 5,
     "ops": 6,
     "eval": 7,
     "cli": 7,

@@ -119,6 +119,13 @@ def base_parser(name: str, data_help: str) -> argparse.ArgumentParser:
     )
     p.add_argument("--keep", action="store_true", help="keep the memory repos (under --workdir)")
     p.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="ops per commit")
+    p.add_argument(
+        "--consolidate",
+        choices=("last-wins",),
+        default=None,
+        help="ingest with `apply --consolidate last-wins` (a conflicting fact supersedes the"
+        " older value; docs/conflicts.md)",
+    )
     p.add_argument("--quiet", action="store_true", help="no summary on stdout")
     p.add_argument(
         "--save-capture",
@@ -248,14 +255,20 @@ def ingest(
     embedder: str,
     batch_size: int = BATCH_SIZE,
     progress: Progress | None = None,
+    consolidate: str | None = None,
 ) -> Ingested:
     """Write `(doc_id, write-op)` pairs into a fresh repo at `root`, one commit per batch.
 
     A write the store dedups onto an existing memory maps its doc id to the
     holder's path; any failed op stops the harness (the data would be wrong).
+    With `consolidate` (last-wins) a doc whose fact a later doc superseded
+    maps to no live path: its memory was never written, or was archived.
     """
     import memhtml
+    from memhtml.ops.write_checks import WriteChecks
     from memhtml.store.layout import init_repo
+
+    checks = None if consolidate is None else WriteChecks(consolidate="last-wins")
 
     started = time.perf_counter()
     if root.exists():
@@ -269,12 +282,17 @@ def ingest(
     deduped = 0
     vectors: dict[str, Any] = {"embedded": 0, "errors": []}
     for batch in _batches(list(ops), batch_size):
-        outcome = corpus.apply([op for _, op in batch])
+        outcome = corpus.apply([op for _, op in batch], checks=checks)
         if outcome.failure is not None:
             raise SystemExit(f"{scope_id}: ingest failed: {outcome.failure.message}")
         for (doc_id, _), result in zip(batch, outcome.results, strict=True):
             if not result["ok"]:
                 raise SystemExit(f"{scope_id}: {doc_id} failed: {result.get('error')}")
+            if result.get("consolidated_into") is not None:
+                continue  # its content was replaced; the slot's write says by whom
+            if result.get("content_from") is not None:
+                path_of[batch[result["content_from"]][0]] = str(result["path"])
+                continue
             if result.get("deduped"):
                 deduped += 1
                 path_of[doc_id] = str(result.get("existing_path") or result["path"])
@@ -290,7 +308,8 @@ def ingest(
         raise SystemExit(f"{scope_id}: embedding failed: {vectors['errors'][0]}")
     docs_of: dict[str, list[str]] = {}
     for doc_id, _ in ops:
-        docs_of.setdefault(path_of[doc_id], []).append(doc_id)
+        if doc_id in path_of:
+            docs_of.setdefault(path_of[doc_id], []).append(doc_id)
     return Ingested(
         scope_id, root, corpus, path_of, docs_of, time.perf_counter() - started, deduped, vectors
     )
@@ -622,6 +641,7 @@ def provenance(
         and settings.mmr_lambda is None,
         "memhtml": _STARTED.get("memhtml") or git_commit(),
         "dataset": {"path": str(data), "sha256": sha256_of(data)},
+        "consolidate": getattr(args, "consolidate", None),
         "argv": sys.argv[1:],
         "machine": {"cpus": os.cpu_count(), "loadavg_at_start": list(os.getloadavg())},
     }
@@ -708,6 +728,7 @@ def run_scopes(
                     embedder=args.embedder,
                     batch_size=args.batch_size,
                     progress=ingest_bar,
+                    consolidate=getattr(args, "consolidate", None),
                 )
                 ingest_s = time.perf_counter() - t0
                 run.deduped += ing.deduped

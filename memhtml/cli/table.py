@@ -29,6 +29,7 @@ ENVIRONMENT: Final[dict[str, str]] = {
         "share of chunks with vectors below which the vector arm is dropped (default 0.5)"
     ),
     "MEMHTML_LOCK_TIMEOUT": "seconds a writer waits for the repository lock (default 30)",
+    "MEMHTML_TRACE_ROOT": "session transcripts `trace index` reads (default ~/.claude/projects)",
     "MEMHTML_NOW": "fixed clock (ISO instant) for reproducible runs and tests",
     "MEMHTML_LOG": "stderr log level (default WARNING)",
 }
@@ -48,6 +49,50 @@ _WRITE_FIELDS: Final = (
     Param("claim", "the claim: one sentence, becomes the <mark> and the gist"),
     Param("body", "a body paragraph (repeatable)", multiple=True),
     Param("article_html", "caller-owned inner HTML of <article> instead of claim/body"),
+)
+
+# The write-time checks of a batch (memhtml.ops.write_checks; docs/conflicts.md).
+_WRITE_CHECKS: Final = (
+    Param(
+        "detect_conflicts",
+        "report writes that give an active memory's fact another value",
+        type="bool",
+        default=False,
+    ),
+    Param(
+        "detect_near_duplicates",
+        "report, per new memory, the active memories it likely restates",
+        type="bool",
+        default=False,
+    ),
+    Param(
+        "consolidate",
+        "last-wins: a conflicting write supersedes the older value in the same commit",
+        choices=("last-wins",),
+        metavar="MODE",
+    ),
+    Param(
+        "strict",
+        "hold conflicting writes (ERR_CONFLICT) instead of writing them",
+        type="bool",
+        default=False,
+    ),
+)
+_WRITE_CHECKS_DETAILS: Final = (
+    "A conflict is a write whose claim has the frame of an active memory's claim (what the"
+    " fact is about: the claim up to its last of/is/in/to/by/as) with a value that cannot"
+    " also hold; --detect-conflicts adds to each write `conflict` (the first: an active"
+    " memory by path, else the first earlier op of the batch; {path, batch_index, claim,"
+    " frame_key}) and `conflicts` (all), and writes it anyway. --strict holds such a write"
+    " as a failure with ERR_CONFLICT (so an atomic batch commits nothing). --consolidate"
+    " last-wins keeps one value per frame: a later op that conflicts with an earlier one"
+    " replaces it (the later op reports consolidated_into: the slot's index; summary counts"
+    " consolidated), and every active memory the slot's write conflicts with is archived,"
+    " superseded by it in the same commit (superseded, superseded_path). Use it only for"
+    " facts that hold one value at a time. --detect-near-duplicates adds"
+    " `near_duplicates` [{path, claim, cosine}] to each new memory: one frame with a"
+    " compatible value, or cosine >= 0.92 with no anti-merge guard firing. data.checks"
+    " counts what the checks found."
 )
 
 COMMANDS: tuple[Command, ...] = (
@@ -179,18 +224,23 @@ COMMANDS: tuple[Command, ...] = (
                 type="bool",
                 default=False,
             ),
+            *_WRITE_CHECKS,
         ),
         errors=(
             "ERR_INVALID_OP",
             "ERR_PARTIAL_FAILURE",
             "ERR_PATH_NOT_FOUND",
             "ERR_WRITE_CONFLICT",
+            "ERR_CONFLICT",
+            "ERR_INVALID_FLAG",
             "ERR_REPO_REQUIRED",
         ),
         examples=(
             "memhtml apply ops.jsonl",
             "memhtml apply - < ops.jsonl",
             "memhtml apply --file ops.jsonl --continue-on-error",
+            "memhtml apply ops.jsonl --detect-conflicts --detect-near-duplicates",
+            "memhtml apply ops.jsonl --consolidate last-wins",
         ),
         details=(
             'One op per line: {"op":"write","title":...,"type":...,"body":...} '
@@ -206,7 +256,7 @@ COMMANDS: tuple[Command, ...] = (
             " op makes the answer ERR_PARTIAL_FAILURE (exit 1) whose details are the full"
             " batch.applied data, commit_sha included. summary counts written (new memories"
             " from write ops), deduped, corrected, archived, linked (links added), unchanged"
-            " (links already present), failed and skipped."
+            " (links already present), failed and skipped. " + _WRITE_CHECKS_DETAILS
         ),
     ),
     Command(
@@ -216,7 +266,7 @@ COMMANDS: tuple[Command, ...] = (
         f"{H}.store:read",
         params=(
             Param("path", "memory path", positional=True, required=True),
-            Param("session_id", "provenance: agent session id"),
+            Param("session_id", "the agent session reading it (recorded for `trace links`)"),
         ),
         errors=("ERR_PATH_NOT_FOUND", "ERR_INVALID_PATH"),
     ),
@@ -598,6 +648,18 @@ COMMANDS = COMMANDS + SLEEP_COMMANDS
 from memhtml.cli.commands_sync import SYNC_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + SYNC_COMMANDS
+from memhtml.cli.commands_state import STATE_COMMANDS  # noqa: E402
+
+COMMANDS = COMMANDS + STATE_COMMANDS
+from memhtml.cli.commands_trace import TRACE_COMMANDS  # noqa: E402
+
+COMMANDS = COMMANDS + TRACE_COMMANDS
+from memhtml.cli.commands_publish import PUBLISH_COMMANDS  # noqa: E402
+
+COMMANDS = COMMANDS + PUBLISH_COMMANDS
+from memhtml.cli.commands_exec import EXEC_COMMANDS  # noqa: E402
+
+COMMANDS = COMMANDS + EXEC_COMMANDS
 
 
 def command_by_words(words: tuple[str, ...]) -> Command | None:

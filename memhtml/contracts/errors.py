@@ -242,6 +242,25 @@ class LlmContractViolationError(MemhtmlError):
     summary = "a language model answered outside the requested schema"
 
 
+class ConflictError(MemhtmlError):
+    """A write states another value for a fact an active memory (or an earlier op) holds.
+
+    Raised only under `apply --strict` (MCP `strict`), which holds such a
+    write instead of committing it; `details` names both paths and claims.
+    Without it a conflict is a reported value, never an error.
+    """
+
+    code = "ERR_CONFLICT"
+    summary = "a write conflicts with an active memory's value for the same fact (held: --strict)"
+
+
+class InvalidSidecarError(UsageError):
+    """A state sidecar line is not a valid row: `state import` names it and imports nothing."""
+
+    code = "ERR_INVALID_SIDECAR"
+    summary = "a state sidecar line is malformed (nothing was imported; the message names it)"
+
+
 class SyncConflictError(MemhtmlError):
     """Both sides changed one memory's article, or an earlier sync's merge is unresolved."""
 
@@ -254,3 +273,31 @@ class RemoteError(MemhtmlError):
 
     code = "ERR_REMOTE"
     summary = "the git remote is missing, unreachable, unrelated, or kept rejecting the push"
+
+
+class OutInsideRepoError(UsageError):
+    """`publish --out` names a directory inside the memory root (or one that writes into it).
+
+    A site written into the corpus would be files no commit accounts for;
+    publishing into the repository is `publish` without `--out`.
+    """
+
+    code = "ERR_OUT_INSIDE_REPO"
+    summary = "an --out directory lies inside the memory root (publish without --out commits)"
+
+
+class SandboxError(MemhtmlError):
+    """The code-mode sandbox could not run a script: its runtime is missing, or it died unreported.
+
+    A script that throws or reaches a bound is a report (`exec.report`), never
+    this error; this is the runtime itself failing.
+    """
+
+    code = "ERR_SANDBOX"
+    summary = "the code-mode sandbox could not start or died without a report"
+
+
+class ScriptNotFoundError(PathNotFoundError):
+    """`exec --file` names no readable file: a usage error (exit 2), as in the original."""
+
+    exit_code = 2

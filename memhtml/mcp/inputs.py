@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("memhtml.mcp")
 
 GetCorpus = Callable[[], "Corpus"]
-TRACE_NOTE: Final = "no transcripts indexed (trace indexing is not built yet)"
+TRACE_NOTE: Final = "no transcripts indexed: there is no memory root to hold the trace plane"
 SIGNALS: Final = ("positive", "negative", "neutral")
 # `from_session` is provenance minted by the system, never authored by a caller.
 AUTHORABLE_RELS: Final = tuple(r for r in EDGE_RELS if r != "from_session")
@@ -185,15 +185,27 @@ class WriteBatchInput(BaseModel):
         None, description="Commit the ops that succeed instead of none (default: atomic)."
     )
     detect_conflicts: bool | None = Field(
-        None, description="Accepted, NOT implemented: the result lists it under `unsupported`."
+        None,
+        description="Report each write whose claim gives an active memory's fact (same frame:"
+        " the claim up to its last of/is/in/to/by/as) another value: `conflict` (the first,"
+        " {path, batch_index, claim, frame_key}) and `conflicts` (all). Written anyway unless"
+        " `strict`.",
     )
     detect_near_duplicates: bool | None = Field(
-        None, description="Accepted, NOT implemented: the result lists it under `unsupported`."
+        None,
+        description="Report, per new memory, the active memories it likely restates:"
+        " `near_duplicates` [{path, claim, cosine}].",
     )
     consolidate: Literal["last-wins"] | None = Field(
         None,
-        description="Accepted, NOT implemented: every op is written as given; the result lists"
-        " it under `unsupported`.",
+        description="last-wins: a later op conflicting with an earlier one replaces it"
+        " (`consolidated_into`), and a write conflicting with active memories supersedes"
+        " them in the same commit (`superseded`). Only for facts holding one value at a time.",
+    )
+    strict: bool | None = Field(
+        None,
+        description="Hold conflicting writes as failures (ERR_CONFLICT) instead of writing"
+        " them; atomic unless continue_on_error. Not with consolidate.",
     )
     session_id: str | None = Field(
         None, description="Batch provenance, used by ops that give none of their own."
@@ -354,8 +366,11 @@ class TraceSearchInput(BaseModel):
         json_schema_extra=_QUERY_SCHEMA,
     )
     cwd: str | None = Field(None, description="Only sessions run in this working directory.")
-    since: str | None = Field(None, description="Only sessions started at or after (ISO).")
+    since: str | None = Field(
+        None, description="Only turns at or after this date or instant (ISO)."
+    )
     limit: int | None = Field(None, ge=1, le=200, description="At most this many (default 20).")
+    session_id: str | None = Field(None, description="Only this session's turns (ours).")
 
 
 class TraceLinksInput(BaseModel):
@@ -410,6 +425,22 @@ class TaskListInput(BaseModel):
     workspace: str | None = Field(None, description="Only projects/<workspace>/.")
     include_done: bool | None = Field(None, description="Include done tasks (default false).")
     limit: int | None = Field(None, ge=1, le=500, description="At most this many (default 50).")
+
+
+class ExecInput(BaseModel):
+    """exec (code mode; memhtml.codemode)."""
+
+    model_config = _MODEL
+    script: str = Field(
+        min_length=1,
+        max_length=1_000_000,
+        description='An ES module; `import { corpus } from "/workspace/lib/corpus.mjs"`.',
+    )
+    sha: str | None = Field(None, description="The commit to read (default HEAD, resolved first).")
+    timeout_ms: int | None = Field(
+        None, ge=1, le=600_000, description="Wall-time bound in ms (default 30000)."
+    )
+    memory_mb: int | None = Field(None, ge=16, le=4096, description="Heap bound (default 512).")
 
 
 # -- handlers --------------------------------------------------------------------

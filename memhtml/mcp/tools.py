@@ -32,6 +32,7 @@ from memhtml.mcp.inputs import (
     TRACE_NOTE,
     ArchiveInput,
     CorrectInput,
+    ExecInput,
     Facets,
     GetCorpus,
     LinkInput,
@@ -99,18 +100,15 @@ def memory_write(get: GetCorpus, p: WriteInput) -> dict[str, Any]:
 
 
 def memory_write_batch(get: GetCorpus, p: WriteBatchInput) -> dict[str, Any]:
-    """Apply many ops as one commit."""
-    unsupported: dict[str, str] = {}
-    if p.detect_conflicts:
-        unsupported["detect_conflicts"] = "frame-conflict detection is not built; no op was checked"
-    if p.detect_near_duplicates:
-        unsupported["detect_near_duplicates"] = (
-            "near-duplicate detection is not built; only exact content duplicates are deduped"
-        )
-    if p.consolidate:
-        unsupported["consolidate"] = (
-            "last-wins consolidation is not built; every op was applied as given"
-        )
+    """Apply many ops as one commit, with the write-time checks the caller asks for."""
+    from memhtml.ops.write_checks import WriteChecks
+
+    checks = WriteChecks(
+        detect_conflicts=bool(p.detect_conflicts),
+        detect_near_duplicates=bool(p.detect_near_duplicates),
+        consolidate=p.consolidate,
+        strict=bool(p.strict),
+    )
     batch = {k: v for k, v in _given(p, "session_id", "prompt_id", "turn_uuid").items() if v}
     ops: list[dict[str, Any]] = []
     for raw in p.ops:
@@ -125,8 +123,8 @@ def memory_write_batch(get: GetCorpus, p: WriteBatchInput) -> dict[str, Any]:
             if op.get(key) is None and key in batch:
                 op[key] = batch[key]
         ops.append(op)
-    outcome = get().apply(ops, continue_on_error=bool(p.continue_on_error))
-    data = _mark_unsupported(outcome.to_data(), unsupported)
+    outcome = get().apply(ops, continue_on_error=bool(p.continue_on_error), checks=checks)
+    data = outcome.to_data()
     err = outcome.error()
     if err is not None:
         # Atomic abort: the failing op's code; continue_on_error with failures:
@@ -136,14 +134,8 @@ def memory_write_batch(get: GetCorpus, p: WriteBatchInput) -> dict[str, Any]:
 
 
 def memory_read(get: GetCorpus, p: ReadInput) -> dict[str, Any]:
-    """One memory in full (counts as an access)."""
-    data = get().read(p.path)
-    unsupported = (
-        {"session_id": "session links are not recorded yet; the read was not linked"}
-        if p.session_id
-        else {}
-    )
-    return success("memory.detail", _mark_unsupported(data, unsupported))
+    """One memory in full (counts as an access; with session_id, linked to the session)."""
+    return success("memory.detail", get().read(p.path, session_id=p.session_id))
 
 
 def memory_search(get: GetCorpus, p: SearchInput) -> dict[str, Any]:
@@ -242,36 +234,48 @@ def memory_status(get: GetCorpus, p: StatusInput) -> dict[str, Any]:
     return success("status.health", status(get()))
 
 
+def exec_script(get: GetCorpus, p: ExecInput) -> dict[str, Any]:
+    """A read-only script over one commit (memhtml.codemode), as `memhtml exec`."""
+    from memhtml.codemode import ExecLimits, run_exec
+
+    limits = ExecLimits(**_given(p, "timeout_ms", "memory_mb"))
+    return success("exec.report", run_exec(get().git, p.script, sha=p.sha, limits=limits).to_data())
+
+
 def trace_search(get: GetCorpus, p: TraceSearchInput) -> dict[str, Any]:
-    """Transcript sessions: none are indexed yet, and the answer says so."""
-    return success(
-        "trace.sessions",
-        {
-            "sessions": [],
-            "indexed": False,
-            "note": TRACE_NOTE,
-            "query": p.query,
-        },
+    """BM25 over indexed transcript turns (memhtml.ops.traces), as `memhtml trace search`."""
+    from memhtml.contracts.errors import RepoRequiredError
+    from memhtml.ops.traces import search_traces
+
+    try:
+        corpus = get()
+    except RepoRequiredError as exc:  # no memory root, so no trace plane: an empty answer
+        empty: dict[str, Any] = {"hits": [], "sessions": [], "match": None, "degraded": False}
+        return success(
+            "trace.sessions",
+            {"query": p.query, **empty, "indexed": False, "note": TRACE_NOTE + f" ({exc.message})"},
+        )
+    data = search_traces(
+        corpus,
+        p.query,
+        session_id=p.session_id,
+        since=p.since,
+        cwd=p.cwd,
+        limit=p.limit or 20,
     )
+    return success("trace.sessions", data)
 
 
 def trace_links(get: GetCorpus, p: TraceLinksInput) -> dict[str, Any]:
-    """Session-memory links: none are recorded yet, and the answer says so."""
+    """Sessions <-> memories (memhtml.ops.traces), as `memhtml trace links`."""
+    from memhtml.ops.traces import trace_links as links
+
     path = p.path.lstrip("/") if p.path else None
     if not p.session_id and not path:
         raise InvalidMemoryError("trace links needs a session_id or a path")
     if path:
         memory_path(path)
-    return success(
-        "trace.links",
-        {
-            "links": [],
-            "indexed": False,
-            "note": TRACE_NOTE,
-            "session_id": p.session_id,
-            "path": path,
-        },
-    )
+    return success("trace.links", links(get(), session_id=p.session_id, path=path))
 
 
 def task_add(get: GetCorpus, p: TaskAddInput) -> dict[str, Any]:
@@ -490,11 +494,29 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         idempotent=True,
     ),
     ToolSpec(
+        "exec",
+        "Run a script over the corpus",
+        "Run a JavaScript ES module in a QuickJS sandbox over one commit of the corpus"
+        " (sha, else HEAD), mounted read-only at /mnt/memhtml, with the helper"
+        " /workspace/lib/corpus.mjs (corpus, walk, memoryAt, backlinks, chain, edges). Use it"
+        " for corpus-shaped questions no tool enumerates (censuses, contradiction pairs,"
+        " chains) after memory_search found the entry points. No network, writes or index."
+        " A throwing script or a reached bound is still data (exit_code, stderr, limit)."
+        " Cost: a sandbox start (~50 ms) plus the script; bounded by timeout_ms." + _ENVELOPE,
+        ExecInput,
+        exec_script,
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
         "trace_search",
         "Search session transcripts",
-        "Search indexed agent session transcripts. Transcript indexing is not built yet:"
-        " the answer is always an empty list with indexed: false and a note, never an"
-        " error and never invented sessions. Cost: none." + _ENVELOPE,
+        "Search the agent's indexed session transcripts (`memhtml trace index` builds the"
+        ' index): every word must occur in a turn ("quoted words" are a phrase), falling'
+        " back to any word (match: any). Each hit has session_id, timestamp, role, a snippet"
+        " and where the line is; sessions lists the hits' sessions (first prompt, title,"
+        " start). Use it to find what was said or done in an earlier session. Before any"
+        " indexing: empty, indexed: false. Cost: one FTS query; read-only." + _ENVELOPE,
         TraceSearchInput,
         trace_search,
         read_only=True,
@@ -503,9 +525,11 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
     ToolSpec(
         "trace_links",
         "Session-memory links",
-        "Links between agent sessions and the memories they wrote, read or corrected, by"
-        " session_id and/or path. Not recorded yet: the answer is an empty list with"
-        " indexed: false and a note. Cost: none." + _ENVELOPE,
+        "Links between agent sessions and the memories they wrote, corrected or read, by"
+        " session_id and/or path (one is needed): wrote/corrected from the memhtml-session"
+        " metas the write tools stamp, read from memory_read with session_id. Newest first;"
+        " session_indexed says whether the transcript is indexed. Cost: two queries;"
+        " read-only." + _ENVELOPE,
         TraceLinksInput,
         trace_links,
         read_only=True,

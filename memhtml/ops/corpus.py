@@ -13,7 +13,6 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +25,8 @@ from memhtml.contracts.errors import (
     RepoRequiredError,
 )
 from memhtml.ops.config import Clock, embedder_name, make_clock, resolve_root
-from memhtml.store.git import Git, commit_subject
+from memhtml.ops.outcome import BatchOutcome, commit_message
+from memhtml.store.git import Git
 from memhtml.store.lock import RepoLock
 
 # The op models (pydantic) load on the first write: a cold read or search never pays for them.
@@ -38,102 +38,12 @@ if TYPE_CHECKING:
     from memhtml.ops.batch import AnyOp
     from memhtml.ops.indexing import IndexFacade
     from memhtml.ops.tree import TreeView
+    from memhtml.ops.write_checks import WriteChecks
     from memhtml.ops.writes import Planner
     from memhtml.store.files import FileChange
     from memhtml.store.watch import TreeWatcher
 
 log = logging.getLogger("memhtml")
-_OP_VERB = {"write": "write", "correct": "correct", "archive": "archive", "link": "link"}
-
-
-@dataclass
-class BatchOutcome:
-    """Per-op results, the commit, and what indexing and embedding did."""
-
-    results: list[dict[str, Any]]
-    commit_sha: str | None
-    aborted: bool = False
-    failure: MemhtmlError | None = None
-    index: dict[str, Any] = field(default_factory=dict)
-    vectors: dict[str, Any] = field(default_factory=dict)
-
-    def summary(self) -> dict[str, int]:
-        """Counts by outcome; every op is in exactly one of the counters after `total`.
-
-        `written` counts write ops that created a memory (a correction's
-        replacement counts under `corrected`); `linked` counts links added, and
-        a link that was already there is `unchanged`.
-        """
-
-        def done(op: str) -> int:
-            return sum(1 for r in self.results if r["ok"] and r["op"] == op and r.get("changed"))
-
-        return {
-            "total": len(self.results),
-            "written": done("write"),
-            "deduped": sum(1 for r in self.results if r["ok"] and r.get("deduped")),
-            "corrected": done("correct"),
-            "archived": done("archive"),
-            "linked": done("link"),
-            "unchanged": sum(
-                1 for r in self.results if r["ok"] and not r.get("changed") and not r.get("deduped")
-            ),
-            "failed": sum(1 for r in self.results if not r["ok"] and not r.get("skipped")),
-            "skipped": sum(1 for r in self.results if r.get("skipped")),
-        }
-
-    @property
-    def partial(self) -> bool:
-        """Ops failed under continue-on-error: the others were committed (or changed nothing)."""
-        return not self.aborted and any(not r["ok"] for r in self.results)
-
-    def to_data(self) -> dict[str, Any]:
-        """The envelope payload (`batch.applied`)."""
-        return {
-            "results": self.results,
-            "summary": self.summary(),
-            "commit_sha": self.commit_sha,
-            "aborted": self.aborted,
-            "partial": self.partial,
-            "index": self.index,
-            "vectors": self.vectors,
-        }
-
-    def error(
-        self, *, continue_flag: str = "continue_on_error: true", lines: Sequence[int] | None = None
-    ) -> MemhtmlError | None:
-        """The failure an adapter answers with, or None when every op succeeded.
-
-        An aborted batch answers with the failing op's own code; a partial one
-        (continue-on-error) with ERR_PARTIAL_FAILURE. Either way `details` is
-        `to_data()`: every per-op result, the summary and the commit.
-        """
-        from memhtml.contracts.errors import PartialFailureError
-
-        failed = [r for r in self.results if not r["ok"] and not r.get("skipped")]
-        if not failed:
-            return None
-        first = failed[0]
-        where = f"op index {first['index']}"
-        if lines is not None:
-            where += f" (line {lines[first['index']]})"
-        if self.aborted and self.failure is not None:
-            return type(self.failure)(
-                f"{where} failed ({self.failure.message}); nothing was committed",
-                suggestions=[f"fix that op, or pass {continue_flag} to commit the rest"],
-                details=self.to_data(),
-            )
-        landed = (
-            f"the others were committed as {self.commit_sha}"
-            if self.commit_sha
-            else "the others changed nothing, so there is no commit"
-        )
-        return PartialFailureError(
-            f"{len(failed)} of {len(self.results)} ops failed (first: {where},"
-            f" {first.get('code')}: {first.get('error')}); {landed}",
-            suggestions=["details.results has each op's outcome; retry the failed ones"],
-            details=self.to_data(),
-        )
 
 
 def _op(raw: dict[str, Any]) -> AnyOp:
@@ -144,40 +54,6 @@ def _op(raw: dict[str, Any]) -> AnyOp:
         return validate_op(raw)
     except InvalidOpError as exc:
         raise InvalidMemoryError(exc.message) from exc
-
-
-def _op_name(op: AnyOp) -> str:
-    return op.op
-
-
-def _commit_message(ops: Sequence[AnyOp], results: Sequence[dict[str, Any]]) -> str:
-    from memhtml.contracts.ops import ArchiveOp, CorrectOp, WriteOp
-
-    done = [(op, r) for op, r in zip(ops, results, strict=True) if r["ok"] and r.get("changed")]
-    if len(done) == 1:
-        op, r = done[0]
-        if isinstance(op, WriteOp):
-            subject = commit_subject("write", op.title)
-        elif isinstance(op, CorrectOp):
-            subject = commit_subject("correct", f"{r['target_path']} -> {r['path']}")
-        elif isinstance(op, ArchiveOp):
-            reason = f" — {op.reason}" if op.reason else ""
-            subject = commit_subject("archive", f"{r['path']}{reason}")
-        else:
-            subject = commit_subject("link", f"{r['src_path']} {r['rel']} {r['dst_path']}")
-    else:
-        counts: dict[str, int] = {}
-        for op, _ in done:
-            counts[_op_name(op)] = counts.get(_op_name(op), 0) + 1
-        parts = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-        subject = commit_subject("apply", f"{len(done)} ops ({parts})")
-    lines = [subject, ""]
-    for op, r in done[:200]:
-        lines.append(f"{_op_name(op)} {r.get('path') or r.get('src_path')}")
-    if len(done) > 200:
-        lines.append(f"... and {len(done) - 200} more")
-    lines += ["", f"Memhtml-Op: {'apply' if len(done) > 1 else _op_name(done[0][0])}"]
-    return "\n".join(lines) + "\n"
 
 
 class Corpus:
@@ -419,19 +295,40 @@ class Corpus:
 
     # -- the write doors ---------------------------------------------------------
     def run_ops(
-        self, ops: Sequence[AnyOp], *, continue_on_error: bool = False, embed: bool = True
+        self,
+        ops: Sequence[AnyOp],
+        *,
+        continue_on_error: bool = False,
+        embed: bool = True,
+        checks: WriteChecks | None = None,
     ) -> BatchOutcome:
-        """Plan every op, then commit the batch once (atomically unless continue_on_error)."""
+        """Plan every op, then commit the batch once (atomically unless continue_on_error).
+
+        `checks` adds the write-time checks (memhtml.ops.write_checks): frame
+        conflicts, last-wins consolidation, likely restatements.
+        """
         with self._write_door(embed) as (embedder, now, planner):
             view = planner.view
+            batch = None
+            if checks is not None and checks.active:
+                from memhtml.ops.write_checks import BatchChecks
+
+                batch = BatchChecks(self, checks, ops)
             results: list[dict[str, Any]] = []
             failure: MemhtmlError | None = None
             for i, op in enumerate(ops):
                 if failure is not None and not continue_on_error:
                     results.append({"index": i, "op": op.op, "ok": False, "skipped": True})
                     continue
+                if batch is not None and i in batch.losers:
+                    results.append(batch.loser_result(i))
+                    continue
                 try:
-                    payload = self._plan(planner, op)
+                    payload = (
+                        self._plan(planner, op)
+                        if batch is None
+                        else batch.plan(planner, op, i, lambda o: self._plan(planner, o))
+                    )
                 except MemhtmlError as exc:
                     results.append(
                         {
@@ -457,23 +354,49 @@ class Corpus:
                         **payload,
                     }
                 )
+            if batch is not None:
+                batch.settle_losers(results)
             if failure is not None and not continue_on_error:
-                # Nothing lands: planned paths would mislead, so skipped ops carry none.
+                # Nothing lands: planned paths would mislead, so skipped ops carry none
+                # (a conflict found stays: it is about the claim, not the plan).
                 results = [
                     r
                     if not r["ok"]
-                    else {"index": r["index"], "op": r["op"], "ok": False, "skipped": True}
+                    else {
+                        "index": r["index"],
+                        "op": r["op"],
+                        "ok": False,
+                        "skipped": True,
+                        **{k: r[k] for k in ("conflict", "conflicts") if k in r},
+                    }
                     for r in results
                 ]
-                return BatchOutcome(results, None, aborted=True, failure=failure)
+                report_checks = None if batch is None else batch.report(results, None)
+                return BatchOutcome(
+                    results, None, aborted=True, failure=failure, checks=report_checks
+                )
             changes = view.changes()
             if not changes:
-                return BatchOutcome(results, None)
-            message = _commit_message(ops, results)
+                return BatchOutcome(
+                    results, None, checks=None if batch is None else batch.report(results, None)
+                )
+            effective = (
+                ops if batch is None else [batch.replacement.get(i, o) for i, o in enumerate(ops)]
+            )
+            message = commit_message(effective, results)
             sha, report, vectors = self.commit_changes(
                 changes, message, docs=planner.docs, embedder=embedder, now=now
             )
-            return BatchOutcome(results, sha, index=report.to_data(), vectors=vectors)
+            near = None
+            if batch is not None and batch.checks.detect_near_duplicates:
+                near = batch.near_duplicates(results)
+            return BatchOutcome(
+                results,
+                sha,
+                index=report.to_data(),
+                vectors=vectors,
+                checks=None if batch is None else batch.report(results, near),
+            )
 
     @contextmanager
     def _write_door(self, embed: bool) -> Iterator[tuple[Embedder | None, str, Planner]]:
@@ -718,16 +641,20 @@ class Corpus:
         return self._single(LinkOp(op="link", src=src, rel=rel, dst=dst))
 
     def apply(
-        self, ops: Iterable[Mapping[str, Any] | AnyOp], *, continue_on_error: bool = False
+        self,
+        ops: Iterable[Mapping[str, Any] | AnyOp],
+        *,
+        continue_on_error: bool = False,
+        checks: WriteChecks | None = None,
     ) -> BatchOutcome:
-        """Apply many ops as one commit.
+        """Apply many ops as one commit (`checks`: the write-time checks, see run_ops).
 
         Raises InvalidOpError (or InvalidPathError for a bad memory path) naming
         the first op refused up front; nothing runs then.
         """
         from memhtml.ops.batch import validate_ops
 
-        return self.run_ops(validate_ops(ops), continue_on_error=continue_on_error)
+        return self.run_ops(validate_ops(ops), continue_on_error=continue_on_error, checks=checks)
 
     # -- tasks (memhtml.ops.tasks) ---------------------------------------------------
     def task_add(self, title: str, **fields: Any) -> dict[str, Any]:
@@ -754,16 +681,24 @@ class Corpus:
     ) -> dict[str, Any]:
         """One memory in full; counts as an access (salience) unless bump=False.
 
-        `session_id` is accepted for the original's interface; linking reads to
-        transcript sessions needs the trace plane, so the answer says it was
-        not recorded (`unsupported`) rather than dropping it silently.
+        With `session_id`, the read is linked to that agent session in the state
+        plane (`trace links`); `session_linked` says whether the link is new.
         """
         from memhtml.ops.reads import read_memory
 
         data = read_memory(self, path, bump=bump)
         if session_id:
-            data["unsupported"] = ["session_id"]
+            from memhtml.ops.traces import record_read
+
+            data["session_linked"] = record_read(self, path, session_id)
         return data
+
+    def publish(self, out: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+        """Regenerate the static site (listings, sitemap, stylesheet): one commit, none when
+        nothing changed; with `out`, write it and the memories into that directory instead."""
+        from memhtml.ops.publish import publish
+
+        return publish(self, out=out)
 
     def health(self) -> dict[str, Any]:
         """`doctor`: unparseable files, dangling links, orphan usage rows, leftovers, freshness."""

@@ -92,6 +92,12 @@ class TreeView:
         self._overlay[path] = data
         self._touch(path)
 
+    def delete(self, path: str) -> None:
+        """Pending removal of `path` (a generated file that no longer belongs in the tree)."""
+        self._check(path)
+        self._overlay[path] = None
+        self._touch(path)
+
     def move(self, old: str, new: str, data: bytes) -> None:
         """Pending move of `old` to `new` with new content."""
         self._check(new)
@@ -123,10 +129,18 @@ class TreeView:
         return out
 
     def paths(self, prefix: str = "") -> list[str]:
-        """Every file under `prefix` in the view (base commit mode only), sorted."""
+        """Every file under `prefix` in the view, sorted (on the working tree: a walk that
+        leaves out `.git` and `.memhtml`)."""
         if self.base is None:
-            raise NotImplementedError("listing needs a base commit")
-        held = {p for p in self.base.paths(prefix) if self._overlay.get(p, b"") is not None}
+            below = [
+                f.relative_to(self.root).as_posix()
+                for f in self.root.rglob("*")
+                if f.is_file() and f.relative_to(self.root).parts[0] not in (".git", ".memhtml")
+            ]
+            under = [p for p in below if p.startswith(prefix)]
+        else:
+            under = list(self.base.paths(prefix))
+        held = {p for p in under if self._overlay.get(p, b"") is not None}
         held |= {p for p, d in self._overlay.items() if d is not None and p.startswith(prefix)}
         return sorted(held)
 

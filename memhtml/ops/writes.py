@@ -377,13 +377,7 @@ class Planner:
                         f"memhtml link {holder} supersedes {path}",
                     ],
                 )
-        old_text = self.view.read(path).decode("utf-8")
-        old_text = html_set_meta(old_text, "memhtml-status", "archived")
-        old_text = html_set_meta(old_text, "memhtml-updated", self.now)
-        old_text = html_set_meta(old_text, "memhtml-archived", self.now)
-        old_text = html_set_meta(old_text, "memhtml-superseded-by", path_to_href(new_path))
-        if not original.valid_until or original.valid_until > self.now:
-            old_text = html_set_meta(old_text, "memhtml-valid-until", self.now)
+        old_text = self._superseded_text(path, original, new_path, until=self.now)
         self.view.move(path, archived_to, old_text.encode("utf-8"))
         self.vacated.add(path)
         self.view.write(new_path, data)
@@ -403,6 +397,56 @@ class Planner:
             "archived": [archived_to],
             "reason": op.reason,
             "content_hash": doc.content_hash,
+            "relinked": relinked,
+            "links_left": unrelinked,
+        }
+
+    def _superseded_text(
+        self, path: str, original: MemoryDocument, successor: str, *, until: str
+    ) -> str:
+        """`path`'s text stamped archived and superseded by `successor`, valid until `until`
+        (an earlier valid-until it already carries wins)."""
+        text = self.view.read(path).decode("utf-8")
+        text = html_set_meta(text, "memhtml-status", "archived")
+        text = html_set_meta(text, "memhtml-updated", self.now)
+        text = html_set_meta(text, "memhtml-archived", self.now)
+        text = html_set_meta(text, "memhtml-superseded-by", path_to_href(successor))
+        if not original.valid_until or original.valid_until > until:
+            text = html_set_meta(text, "memhtml-valid-until", until)
+        return text
+
+    # -- supersede (consolidation) ---------------------------------------------------
+    def supersede(self, winner: str, loser: str) -> dict[str, Any]:
+        """Plan `winner` (already in the view) superseding the live memory `loser`.
+
+        The hand-off `correct` makes, for a memory written by another op: the
+        loser moves to archive/<YYYY>/ stamped archived and superseded by the
+        winner, valid until the winner's valid-from; the winner links
+        `supersedes` to the archive copy and gains a valid-from when it has
+        none (its event time, else now). Inbound links follow as in `correct`.
+        """
+        path, original = self._live_target(loser)
+        if path == winner:
+            raise InvalidMemoryError(f"{path} cannot supersede itself")
+        self._require_clean(winner)
+        successor = self._doc(winner)
+        valid_from = successor.valid_from or successor.event_at or self.now
+        archived_to = self._free_path(archive_path(path, self.year), new_identity=False)
+        old_text = self._superseded_text(path, original, winner, until=valid_from)
+        self.view.move(path, archived_to, old_text.encode("utf-8"))
+        self.vacated.add(path)
+        text = self.view.read(winner).decode("utf-8")
+        if not successor.valid_from:
+            text = html_set_meta(text, "memhtml-valid-from", valid_from)
+        text = html_add_link(text, "supersedes", archived_to)
+        self.view.write(winner, text.encode("utf-8"))
+        self.batch_links.append((winner, "supersedes", archived_to))
+        relinked, unrelinked = self._relink_inbound(
+            path, lambda rel: archived_to if rel == "supersedes" else winner
+        )
+        return {
+            "target_path": path,
+            "archive_path": archived_to,
             "relinked": relinked,
             "links_left": unrelinked,
         }

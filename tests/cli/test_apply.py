@@ -158,3 +158,42 @@ def test_continue_on_error_without_failures_is_plain_success(
     code, payload = cli("apply", jsonl(tmp_path / "ops.jsonl", WRITE), "--continue-on-error")
     assert code == 0 and payload["type"] == "batch.applied"
     assert payload["data"]["partial"] is False
+
+
+def test_write_time_checks_from_the_command_line(cli: Cli, store: Path, tmp_path: Path) -> None:
+    first = jsonl(
+        tmp_path / "first.jsonl",
+        {"op": "write", "title": "Pool", "type": "semantic", "claim": "The pool ceiling is 64."},
+    )
+    assert cli("apply", first)[0] == 0
+    raised = jsonl(
+        tmp_path / "raised.jsonl",
+        {
+            "op": "write",
+            "title": "Pool up",
+            "type": "semantic",
+            "claim": "The pool ceiling is 128.",
+        },
+    )
+    before = head(store)
+    code, held = cli("apply", raised, "--strict")
+    assert (code, held["code"]) == (1, "ERR_CONFLICT") and head(store) == before
+    assert held["details"]["results"][0]["details"]["conflict"]["path"] == "areas/inbox/pool.html"
+    code, bad = cli("apply", raised, "--strict", "--consolidate", "last-wins")
+    assert (code, bad["code"]) == (2, "ERR_INVALID_FLAG")
+    code, bad = cli("apply", raised, "--consolidate", "first-wins")
+    assert (code, bad["code"]) == (2, "ERR_INVALID_FLAG")
+    code, done = cli(
+        "apply",
+        raised,
+        "--consolidate",
+        "last-wins",
+        "--detect-conflicts",
+        "--detect-near-duplicates",
+    )
+    assert code == 0, done
+    result = done["data"]["results"][0]
+    assert result["conflict"]["path"] == "areas/inbox/pool.html"
+    assert result["superseded"] == [result["superseded_path"]]
+    assert result["near_duplicates"] == []  # the older value is archived now
+    assert done["data"]["checks"]["superseded"] == 1

@@ -103,6 +103,13 @@ SAMPLES: dict[str, list[str]] = {
     "task list": ["task", "list", "--include-done", "--limit", "5"],
     "sync": ["sync", "--no-push"],
     "remote add": ["remote", "add", "backup", "{reports}"],
+    "publish": ["publish", "--out", "{reports}/site"],
+    "trace index": ["trace", "index", "--root", "{reports}"],
+    "trace search": ["trace", "search", "alpha", "--limit", "5"],
+    "trace links": ["trace", "links", "--path", "{a}"],
+    "state export": ["state", "export"],
+    "state import": ["state", "import"],
+    "exec": ["exec", "--script", "console.log(1)"],
 }
 # Commands whose sample needs something done first (a run to resume, review or merge).
 SETUP: dict[str, list[str]] = {

@@ -90,6 +90,7 @@ OUR_TOOLS: dict[str, tuple[set[str], set[str]]] = {
     ),
     "task_status": ({"path", "status"}, set()),
     "task_list": (set(), {"status", "due_before", "workspace", "include_done", "limit"}),
+    "exec": ({"script"}, {"sha", "timeout_ms", "memory_mb"}),
 }
 OURS: dict[str, set[str]] = {
     "memory_write": {"claim", "event_at"},
@@ -97,6 +98,8 @@ OURS: dict[str, set[str]] = {
     "memory_recall": {"memory_types", "tags", "entity", "include_archived", "as_of"},
     "memory_correct": {"claim", "memory_type"},
     "memory_list": {"include_archived"},
+    "trace_search": {"session_id"},
+    "memory_write_batch": {"strict"},
 }
 
 
@@ -297,14 +300,11 @@ def test_every_tool_answers_its_envelope(client: Any, seeded: dict[str, Any]) ->
     assert status["archived_count"] == 2
 
     traces = ok("trace_search", {"query": "sqlite"}, "trace.sessions")
-    assert traces == {
-        "sessions": [],
-        "indexed": False,
-        "query": "sqlite",
-        "note": "no transcripts indexed (trace indexing is not built yet)",
-    }
+    assert traces["hits"] == [] and traces["indexed"] is False  # no `trace index` ran yet
+    assert "trace index" in traces["note"]
     links = ok("trace_links", {"session_id": "sess-1"}, "trace.links")
-    assert links["links"] == [] and links["indexed"] is False and "not built" in links["note"]
+    assert {x["link_kind"] for x in links["links"]} == {"wrote"}  # from the memhtml-session metas
+    assert links["links"] and {x["session_id"] for x in links["links"]} == {"sess-1"}
 
 
 def test_text_content_is_the_same_envelope(client: Any) -> None:
@@ -342,31 +342,53 @@ def test_all_optional_fields_may_be_null(client: Any) -> None:
     assert listed["ok"], listed
 
 
-def test_batch_names_what_it_does_not_implement(client: Any) -> None:
+def test_batch_checks_conflicts_restatements_and_consolidates(client: Any) -> None:
+    def write(claim: str, title: str) -> dict[str, Any]:
+        return {"title": title, "memory_type": "semantic", "claim": claim}
+
+    first = client.call(
+        "memory_write_batch", {"ops": [write("The MCP pool ceiling is 64.", "MCP pool")]}
+    )
+    old = first["data"]["results"][0]["path"]
     env = client.call(
         "memory_write_batch",
         {
             "ops": [
-                {
-                    "title": "Unsupported flags",
-                    "memory_type": "semantic",
-                    "body": "Accepted flags that do nothing are named.",
-                }
+                write("The MCP pool ceiling is 128.", "MCP pool raised"),
+                write("The MCP pool ceiling is 64 connections per node.", "MCP pool detail"),
             ],
             "detect_conflicts": True,
             "detect_near_duplicates": True,
-            "consolidate": "last-wins",
         },
     )
     assert env["ok"], env
-    assert env["data"]["unsupported"] == [
-        "detect_conflicts",
-        "detect_near_duplicates",
-        "consolidate",
-    ]
-    assert set(env["data"]["unsupported_notes"]) == set(env["data"]["unsupported"])
-    quiet = client.call("memory_write_batch", {"ops": [], "detect_conflicts": False})
-    assert "unsupported" not in quiet["data"]
+    raised, detail = env["data"]["results"]
+    assert "unsupported" not in env["data"]
+    assert raised["conflict"]["path"] == old and raised["conflict"]["batch_index"] is None
+    # the detail restates the old value and conflicts with the raised one, an earlier op
+    assert detail["conflict"]["batch_index"] == 0
+    assert detail["conflict"]["path"] == raised["path"]
+    assert [n["path"] for n in detail["near_duplicates"]] == [old]
+    assert env["data"]["checks"]["conflicts"] == 2
+    held = client.call(
+        "memory_write_batch",
+        {"ops": [write("The MCP pool ceiling is 256.", "MCP pool again")], "strict": True},
+    )
+    assert not held["ok"] and held["code"] == "ERR_CONFLICT"
+    assert held["details"]["commit_sha"] is None
+    merged = client.call(
+        "memory_write_batch",
+        {
+            "ops": [write("The MCP pool ceiling is 512.", "MCP pool final")],
+            "consolidate": "last-wins",
+        },
+    )
+    assert merged["ok"], merged
+    result = merged["data"]["results"][0]
+    assert len(result["superseded"]) == 3  # the 64, the 128 and the refinement of 64
+    listed = client.call("memory_list", {})
+    gists = [f["gist"] for f in listed["data"]["files"] if "MCP pool" in f["gist"]]
+    assert gists == ["The MCP pool ceiling is 512."]
 
 
 def test_batch_is_atomic(client: Any) -> None:
@@ -399,7 +421,7 @@ def test_accepted_but_ignored_fields_are_named(client: Any, seeded: dict[str, An
     )
     assert env["ok"] and env["data"]["unsupported"] == ["strength"]
     read = client.call("memory_read", {"path": seeded["wal"]["path"], "session_id": "s"})
-    assert read["data"]["unsupported"] == ["session_id"]
+    assert "unsupported" not in read["data"] and read["data"]["session_linked"] is True
 
 
 def test_duplicate_write_is_deduped(client: Any, seeded: dict[str, Any]) -> None:

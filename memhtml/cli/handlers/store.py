@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from memhtml.cli.main import Invocation
 from memhtml.contracts.errors import (
@@ -56,12 +56,25 @@ def write(inv: Invocation, **params: Any) -> dict[str, Any]:
 
 def apply(
     inv: Invocation,
+    *,
     file: str | None = None,
     file_option: str | None = None,
     continue_on_error: bool = False,
+    detect_conflicts: bool = False,
+    detect_near_duplicates: bool = False,
+    consolidate: str | None = None,
+    strict: bool = False,
 ) -> dict[str, Any]:
     """Apply a JSONL op stream as one commit (the file positionally, as --file, or - for stdin)."""
     from memhtml.ops.batch import parse_jsonl_lines
+    from memhtml.ops.write_checks import WriteChecks
+
+    checks = WriteChecks(
+        detect_conflicts=detect_conflicts,
+        detect_near_duplicates=detect_near_duplicates,
+        consolidate=cast("Literal['last-wins'] | None", consolidate),  # validated by WriteChecks
+        strict=strict,
+    )
 
     if file is not None and file_option is not None and file != file_option:
         raise UnexpectedArgumentError(
@@ -70,7 +83,7 @@ def apply(
         )
     source = file or file_option or "-"
     ops, lines = parse_jsonl_lines(_read_ops(source))
-    outcome = inv.corpus().run_ops(ops, continue_on_error=continue_on_error)
+    outcome = inv.corpus().run_ops(ops, continue_on_error=continue_on_error, checks=checks)
     for result in outcome.results:
         result["line"] = lines[result["index"]]
     error = outcome.error(continue_flag="--continue-on-error", lines=lines)

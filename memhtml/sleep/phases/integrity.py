@@ -14,10 +14,19 @@ The repair is the one `memhtml doctor --fix` runs
 (`memhtml.ops.repair.repair_dangling`); doctor leaves the links nothing
 explains and also follows history's renames, which the run index cannot see.
 
+A published corpus stays published: when the tree holds the site's root
+listing (`memhtml publish` was run and committed), the phase regenerates the
+listings, `sitemap.xml` and the stylesheet from the run index with the same
+generator (`memhtml.ops.publish.site_artifacts`), writing only files whose
+bytes change and removing listings of folders that emptied, in its own
+commit. A corpus never published gets no site from sleep.
+
 Where we differ from the original (SLEEP-FACTS 2.14): it probed
-`archive/<Y>/<target>` for ten years back and regenerated the `index.html`
-listings and `sitemap.xml`; publishing is not part of this issue, and the
-resolve chain finds an archive copy in any year and through supersedence.
+`archive/<Y>/<target>` for ten years back, where the resolve chain finds an
+archive copy in any year and through supersedence; and it regenerated the
+site in every corpus. The listings are generated from the run index before
+this phase's own repairs land, so a link the phase rewrote shows in the
+listing from the next night (or the next `memhtml publish`).
 """
 
 from __future__ import annotations
@@ -65,14 +74,39 @@ class Integrity(BasePhase):
             for r in repaired.dropped
         ]
         lines += [f"unparseable {path}: {reason}" for path, reason in broken]
+        lines += self._republish(ctx, counts, out)
         out.subject = (
             f"repair {counts['rewritten'] + counts['dropped']} dangling links"
             f" ({counts['rewritten']} rewritten, {counts['dropped']} dropped)"
+            + (f", regenerate {counts['regenerated']} artifacts" if counts["regenerated"] else "")
         )
         out.body = listed(lines)
         if broken:
             out.detail = f"{len(broken)} unparseable files skipped (never rewritten)"
         return out
+
+    @staticmethod
+    def _republish(ctx: SleepContext, counts: dict[str, int], out: PhaseOutcome) -> list[str]:
+        """Regenerate a published site's artifacts; body lines for what changed."""
+        from memhtml.ops.publish import ROOT_FILES, is_owned, site_artifacts, site_changes
+        from memhtml.store.git import blob_sha
+
+        counts["artifacts"] = counts["regenerated"] = counts["removed"] = 0
+        if not ctx.view.exists(ROOT_FILES[0]):
+            return []
+        held = {p: blob_sha(ctx.view.read(p)) for p in ctx.view.paths() if is_owned(p)}
+        artifacts = site_artifacts(ctx.conn)
+        writes, removals = site_changes(artifacts, held)
+        counts["artifacts"] = len(artifacts)
+        counts["regenerated"], counts["removed"] = len(writes), len(removals)
+        if ctx.dry_run:
+            return []
+        for path, data in writes.items():
+            ctx.view.write(path, data)
+            out.touched.append(Touched(path, "rewritten" if path in held else "created"))
+        for path in removals:
+            ctx.view.delete(path)
+        return [f"regenerate {p}" for p in writes] + [f"remove {p}" for p in removals]
 
 
 PHASE = Integrity()

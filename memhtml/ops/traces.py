@@ -1,0 +1,172 @@
+"""The trace plane's operations: where transcripts are, index them, search them, link them.
+
+The composition root for memhtml.trace: the transcript root comes from
+`--root`, else $MEMHTML_TRACE_ROOT, else `~/.claude/projects` (the original's
+`~/.claude` works too: memhtml.trace.discover looks under its `projects/`);
+the plane lives beside the index, in `.memhtml/traces/traces.db`. A search
+or a listing never creates the plane: before the first `trace index` it
+answers an empty result that says so (`indexed: false`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from memhtml.contracts.dates import normalize_datetime
+from memhtml.contracts.errors import InvalidFlagError, InvalidMemoryError
+
+if TYPE_CHECKING:
+    from memhtml.ops.corpus import Corpus
+    from memhtml.trace.store import TraceStore
+
+DEFAULT_TRACE_ROOT: Final = "~/.claude/projects"
+NOT_INDEXED: Final = "no transcripts indexed yet: run `memhtml trace index`"
+
+
+def trace_root(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """--root, else $MEMHTML_TRACE_ROOT, else ~/.claude/projects (absolute, user-expanded)."""
+    raw = os.fspath(explicit) if explicit else os.environ.get("MEMHTML_TRACE_ROOT")
+    return Path(raw or DEFAULT_TRACE_ROOT).expanduser().absolute()
+
+
+def plane_path(corpus: Corpus) -> Path:
+    """Where this memory root keeps its trace plane."""
+    from memhtml.trace.store import plane_path as path_of
+
+    return path_of(corpus.root)
+
+
+def open_traces(corpus: Corpus) -> TraceStore | None:
+    """The corpus's trace plane, or None when no `trace index` ever built it."""
+    from memhtml.trace.store import TraceStore
+
+    return TraceStore.open_existing(plane_path(corpus))
+
+
+def index_traces(
+    corpus: Corpus, *, root: str | os.PathLike[str] | None = None, progress: bool = True
+) -> dict[str, Any]:
+    """`trace index`: one pass over the transcripts (memhtml.trace.scan); one pass at a time."""
+    from memhtml.progress import Progress
+    from memhtml.store.lock import RepoLock, lock_timeout
+    from memhtml.trace.scan import scan
+    from memhtml.trace.store import TraceStore
+
+    where = trace_root(root)
+    path = plane_path(corpus)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    bar: list[Progress] = []
+
+    def on_file(done: int, total: int) -> None:
+        if not bar:
+            bar.append(Progress(total, "trace index"))
+        bar[0].advance()
+
+    lock = RepoLock(path.parent / "scan.lock")
+    with lock.hold(timeout=lock_timeout()), TraceStore.open(path) as store:
+        try:
+            report = scan(store, where, now=corpus.clock(), on_file=on_file if progress else None)
+        finally:
+            if bar:
+                bar[0].close()
+        data = report.to_data()
+        data["plane"] = {"path": str(store.path), **store.counts()}
+    return data
+
+
+def _since(since: str | None) -> str | None:
+    if since is None:
+        return None
+    value = normalize_datetime(since)
+    if value is None:
+        raise InvalidFlagError(
+            f"--since: {since!r} is not a date (YYYY-MM-DD) or an ISO instant",
+            suggestions=["use 2026-07-28 or 2026-07-28T14:00:00Z"],
+        )
+    return value
+
+
+def search_traces(
+    corpus: Corpus,
+    query: str,
+    *,
+    session_id: str | None = None,
+    since: str | None = None,
+    cwd: str | None = None,
+    limit: int = 20,
+) -> dict[str, Any]:
+    """`trace search`: BM25 over turn text (memhtml.trace.search), filtered and capped."""
+    from memhtml.index.retrieval import check_query
+
+    check_query(query)
+    since_value = _since(since)
+    store = open_traces(corpus)
+    base: dict[str, Any] = {"query": query}
+    if store is None:
+        return {
+            **base,
+            "hits": [],
+            "sessions": [],
+            "match": None,
+            "degraded": False,
+            "indexed": False,
+            "note": NOT_INDEXED,
+        }
+    from memhtml.trace.search import search_turns
+
+    with store:
+        found = search_turns(
+            store, query, session_id=session_id, since=since_value, cwd=cwd, limit=limit
+        )
+        scanned_at = store.meta().get("scanned_at")
+    return {**base, **found, "indexed": True, "indexed_at": scanned_at}
+
+
+def trace_links(
+    corpus: Corpus, *, session_id: str | None = None, path: str | None = None
+) -> dict[str, Any]:
+    """`trace links`: the memories a session wrote, corrected or read, or a memory's sessions."""
+    from memhtml.contracts.paths import memory_path
+    from memhtml.trace.links import memory_links
+
+    path = path.lstrip("/") if path else None
+    if not session_id and not path:
+        raise InvalidMemoryError(
+            "trace links needs a session_id or a path",
+            suggestions=["memhtml trace links --session-id ID", "memhtml trace links --path P"],
+        )
+    if path:
+        memory_path(path)
+    corpus.catch_up()
+    links = memory_links(corpus.conn, session_id=session_id, path=path)
+    store = open_traces(corpus)
+    sessions: list[dict[str, Any]] = []
+    if store is not None:
+        from memhtml.trace.search import SESSION_FIELDS
+
+        with store:
+            for sid in dict.fromkeys(link["session_id"] for link in links):
+                row = store.session(sid)
+                if row is not None:
+                    sessions.append({k: row[k] for k in SESSION_FIELDS})
+    known = {s["session_id"] for s in sessions}
+    for link in links:
+        link["session_indexed"] = link["session_id"] in known
+    return {
+        "links": links,
+        "sessions": sessions,
+        "session_id": session_id,
+        "path": path,
+        "indexed": store is not None,
+    }
+
+
+def record_read(corpus: Corpus, path: str, session_id: str) -> bool:
+    """Link a read to the session that made it (`read --session-id`); True when new."""
+    from memhtml.index.db import write_transaction
+    from memhtml.trace.links import record_read as record
+
+    with write_transaction(corpus.conn):
+        return record(corpus.conn, path, session_id, corpus.clock())
