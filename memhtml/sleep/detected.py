@@ -279,13 +279,18 @@ class Detections:
 
     def sweep(self) -> list[str]:
         """Close and archive this detector's open tasks whose finding was not seen tonight."""
+        return self.close({k for k in self._open if k not in self.live}, "no longer detected")
+
+    def close(self, keys: set[str], why: str) -> list[str]:
+        """Close and archive this detector's open tasks with these keys (a sweep, or a
+        completion the detector saw): status done, tagged machine-closed, archived."""
         from memhtml.ops.fold import archive
         from memhtml.sleep.phases._shared import stamp
 
         ctx = self.ctx
         closed = []
         for key, path in sorted(self._open.items()):
-            if key in self.live or not ctx.view.exists(path):
+            if key not in keys or not ctx.view.exists(path):
                 continue
             if not ctx.dry_run:
 
@@ -298,12 +303,12 @@ class Detections:
                     stamp(ctx, path, close)
                 except MemhtmlError:
                     continue
-                moved = archive(ctx, path, "detected task: no longer detected")
+                moved = archive(ctx, path, f"detected task: {why}")
                 if moved is None:
                     continue
                 self.touched.append(Touched(moved.to, "archived", from_path=path))
             closed.append(path)
-            self.lines.append(f"close {path}: no longer detected")
+            self.lines.append(f"close {path}: {why}")
         self.counts["tasks_closed"] += len(closed)
         return closed
 

@@ -69,7 +69,9 @@ def test_the_environment_binds_the_fake_and_the_model_phases_run(
         assert phases[name]["commit_sha"] is None
     assert phases["task-detection"]["counts"]["candidates"] == 4
     assert phases["task-detection"]["llm_calls"] == 1
-    assert phases["trace-consolidation"]["status"] == "skipped"
+    # no trace plane in this root: ok, nothing read, and it says why
+    assert phases["trace-consolidation"]["status"] == "ok"
+    assert "trace index" in phases["trace-consolidation"]["detail"]
     assert data["llm_model"] == MODEL_ID and data["llm_calls"] >= 2
     assert night(corpus, real_model_phases(), llm="off")["llm_model"] is None
 
