@@ -317,13 +317,13 @@ def sync(corpus: Corpus, *, remote: str | None = None, push: bool = True) -> dic
         for _round in range(MAX_ROUNDS):
             theirs = _fetch(git, name, branch)
             before = git.head()
-            received += _count(git, before, theirs) if theirs else 0
+            received += _count(git, before, theirs)
             modes.append(_integrate(corpus, name, branch, theirs))
             folded += _fold_duplicates(corpus)
             head = git.head()
-            ahead = _count(git, theirs, head) if theirs else _count(git, None, head)
-            if theirs is None and head is not None:
-                ahead = int(git.text("rev-list", "--count", head) or 0)
+            # what the remote lacks: everything, when it has no such branch yet
+            behind_them = [f"^{theirs}"] if theirs else []
+            ahead = 0 if head is None else int(git.text("rev-list", "--count", head, *behind_them))
             if not push or ahead == 0:
                 break
             if _push(git, name, branch):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.contracts.vocab import PEOPLE_DIR
-from memhtml.html import MemoryDocument, parse_memory
+from memhtml.html import MemoryDocument, add_link, parse_memory, set_meta
 from memhtml.ops.fold import Moved
 from memhtml.sleep.phase import PhaseOutcome, SleepContext, Touched
 
@@ -147,6 +147,21 @@ def stamp(ctx: SleepContext, path: str, edit: Callable[[str], str]) -> bool:
     if after == before:
         return False
     ctx.view.write(path, after)
+    return True
+
+
+def link_stamped(ctx: SleepContext, path: str, rel: str, target: str) -> bool:
+    """Add the authored link `rel` -> `target` to `path` in the view, stamping
+    `memhtml-updated` when it is new; True when the file changed (the batch then knows
+    the link). A missing file is no change."""
+
+    def edit(text: str) -> str:
+        linked = add_link(text, rel, target)
+        return linked if linked == text else set_meta(linked, "memhtml-updated", ctx.at)
+
+    if not ctx.view.exists(path) or not stamp(ctx, path, edit):
+        return False
+    ctx.planner.batch_links.append((path, rel, target))
     return True
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from memhtml.contracts.vocab import ARCS_DIR
-from memhtml.html import NewMemory, add_link, parse_memory, set_meta
+from memhtml.html import NewMemory, parse_memory
 from memhtml.sleep.phase import PhaseOutcome, SleepContext, Touched
 from memhtml.sleep.phases._model import (
     ModelPhase,
@@ -40,7 +40,7 @@ from memhtml.sleep.phases._model import (
     refusal_detail,
     resolve,
 )
-from memhtml.sleep.phases._shared import listed, stamp, unique_touches
+from memhtml.sleep.phases._shared import link_stamped, listed, unique_touches
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -208,7 +208,7 @@ class ArcSynthesis(ModelPhase):
             out.touched.append(Touched(path, "rewritten" if target else "created"))
             lines.append(f"{'update' if target else 'create'} arc {path}")
             for source, _text in cited:
-                if source != path and self._cite(ctx, source, path):
+                if source != path and link_stamped(ctx, source, "part_of", path):
                     counts["linked"] += 1
                     out.touched.append(Touched(source, "rewritten"))
                     lines.append(f"  part_of {source} -> {path}")
@@ -252,19 +252,6 @@ class ArcSynthesis(ModelPhase):
             return None
         ctx.view.write(path, data)
         return path
-
-    @staticmethod
-    def _cite(ctx: SleepContext, source: str, arc: str) -> bool:
-        def edit(text: str) -> str:
-            linked = add_link(text, "part_of", arc)
-            return linked if linked == text else set_meta(linked, "memhtml-updated", ctx.at)
-
-        if not ctx.view.exists(source):
-            return False
-        if stamp(ctx, source, edit):
-            ctx.planner.batch_links.append((source, "part_of", arc))
-            return True
-        return False
 
 
 PHASE = ArcSynthesis()

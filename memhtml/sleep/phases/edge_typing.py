@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from memhtml.contracts.vocab import PEOPLE_DIR
-from memhtml.html import add_link, set_meta
 from memhtml.sleep.detected import Detections, Evidence, Finding
 from memhtml.sleep.phase import PhaseOutcome, SleepContext, Touched
 from memhtml.sleep.phases._model import (
@@ -48,7 +47,12 @@ from memhtml.sleep.phases._model import (
     refusal_detail,
     slices,
 )
-from memhtml.sleep.phases._shared import first_chunk_vectors, listed, stamp, unique_touches
+from memhtml.sleep.phases._shared import (
+    first_chunk_vectors,
+    link_stamped,
+    listed,
+    unique_touches,
+)
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -367,8 +371,8 @@ class EdgeTyping(ModelPhase):
                 return
             if not (ctx.view.exists(a) and ctx.view.exists(b)):
                 return
-            changed_a = self._link(ctx, a, "contradicts", b)
-            changed_b = self._link(ctx, b, "contradicts", a)
+            changed_a = link_stamped(ctx, a, "contradicts", b)
+            changed_b = link_stamped(ctx, b, "contradicts", a)
             if changed_a and changed_b:
                 counts["promoted"] += 1
                 tasks.live.discard(_contradiction_key(a, b))
@@ -383,21 +387,10 @@ class EdgeTyping(ModelPhase):
         )
         if not (ctx.view.exists(subject) and ctx.view.exists(obj)):
             return
-        if self._link(ctx, subject, verdict.rel, obj):
+        if link_stamped(ctx, subject, verdict.rel, obj):
             counts["typed"] += 1
             lines.append(f"{verdict.rel} {subject} -> {obj} ({verdict.confidence:.2f})")
             out.touched.append(Touched(subject, "rewritten"))
-
-    @staticmethod
-    def _link(ctx: SleepContext, path: str, rel: str, target: str) -> bool:
-        def edit(text: str) -> str:
-            linked = add_link(text, rel, target)
-            return linked if linked == text else set_meta(linked, "memhtml-updated", ctx.at)
-
-        if stamp(ctx, path, edit):
-            ctx.planner.batch_links.append((path, rel, target))
-            return True
-        return False
 
 
 def _contradiction_key(a: str, b: str) -> str:
