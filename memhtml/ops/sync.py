@@ -264,7 +264,9 @@ def _push(git: Git, remote: str, branch: str) -> bool:
         git.run("push", "--quiet", remote, f"HEAD:refs/heads/{branch}")
     except GitError as exc:
         text = exc.message.lower()
-        if "rejected" in text or "non-fast-forward" in text or "fetch first" in text:
+        # a race ("fetch first", "non-fast-forward") is retried; a remote that refuses the
+        # push itself ("[remote rejected]": a hook, a protected branch) is not a race
+        if "non-fast-forward" in text or "fetch first" in text:
             return False
         raise RemoteError(
             f"pushing to {remote!r} failed: {exc.message}",
