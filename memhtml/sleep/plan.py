@@ -48,7 +48,15 @@ def plan(
     )
     state_dir = corpus.root / ".memhtml"
     conn = open_index(state_dir / "index.db", state_dir / "state.db", read_only=True)
-    night = engine.Night(corpus, record, dry_run=True, registry=registry, llm=llm, progress=False)
+    night = engine.Night(
+        corpus,
+        record,
+        dry_run=True,
+        registry=registry,
+        llm=llm,
+        progress=False,
+        loader=engine.load_phase,
+    )
     night.index = RunIndex(corpus, state_dir, conn)
     phases: list[dict[str, Any]] = []
     try:
