@@ -19,6 +19,10 @@ The bytes are a function of the rows, so an unchanged plane rewrites and
 commits nothing. An empty plane never shrinks a committed sidecar to nothing
 (the original's export did, losing the only copy a fresh clone has).
 
+`state.session_reads` (which agent session read which memory) is not exported
+on purpose: it joins memories to the trace plane, and transcripts and
+`traces.db` are per machine, so in a clone the session ids would name nothing.
+
 `state export` and sleep's `state-export` phase both call `plan_sidecars`.
 `state import` merges a sidecar without ever lowering what is newer: counts
 and last-seen times take the maximum, first-seen the minimum, and the
