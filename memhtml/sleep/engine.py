@@ -200,23 +200,52 @@ def run(
             runs.save_record(corpus.root, record)
             move_ref(git, runs.ref_of(run_id), head, None, f"memhtml(sleep): start run {run_id}")
             index = RunIndex.copy_main(corpus, folder)
-        night = Night(
+        results = _walk(
             corpus,
             record,
-            dry_run=False,
+            index,
+            prepared=prepared,
+            todo=selected,
             registry=registry,
             llm=caller,
-            progress=show,
-            loader=load_phase,
+            show=show,
         )
-        night.index = index
-        night.prepared = prepared
-        try:
-            night.open_tip(head)
-            results = night.execute(selected, {})
-        finally:
-            night.close()
         return _finish(corpus, record, results, started, caller)
+
+
+def _walk(
+    corpus: Corpus,
+    record: runs.RunRecord,
+    index: RunIndex,
+    *,
+    prepared: dict[str, int],
+    todo: Sequence[str],
+    registry: Registry | None,
+    llm: ModelCaller | None,
+    show: bool,
+    earlier: Mapping[str, dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """Walk `todo` from the record's head (a resume: after catching the run index up to it)."""
+    night = Night(
+        corpus,
+        record,
+        dry_run=record.status == "dry-run",
+        registry=registry,
+        llm=llm,
+        progress=show,
+        loader=load_phase,
+    )
+    night.index = index
+    night.prepared = prepared
+    tip = record.head or record.base
+    try:
+        night.open_tip(tip)
+        if earlier is not None:
+            assert night.tree is not None
+            index.catch_up_to(tip, night.tree)
+        return night.execute(todo, earlier or {})
+    finally:
+        night.close()
 
 
 def _finish(
@@ -267,22 +296,18 @@ def _dry_run(
         status="dry-run",
         head=head,
     )
-    night = Night(
-        corpus,
-        record,
-        dry_run=True,
-        registry=registry,
-        llm=llm,
-        progress=show,
-        loader=load_phase,
-    )
-    night.index = index
-    night.prepared = prepared
     try:
-        night.open_tip(head)
-        results = night.execute(selected, {})
+        results = _walk(
+            corpus,
+            record,
+            index,
+            prepared=prepared,
+            todo=selected,
+            registry=registry,
+            llm=llm,
+            show=show,
+        )
     finally:
-        night.close()
         import shutil
 
         shutil.rmtree(scratch, ignore_errors=True)
@@ -324,26 +349,19 @@ def resume(
         record.pid = os.getpid()
         record.status = "running"
         record.head = tip
-        night = Night(
+        earlier = _earlier_results(git, record, done)
+        todo = [p for p in record.phases if p not in done or p == "report"]
+        results = _walk(
             corpus,
             record,
-            dry_run=False,
+            index,
+            prepared=prepared,
+            todo=todo,
             registry=registry,
             llm=caller,
-            progress=show,
-            loader=load_phase,
+            show=show,
+            earlier=earlier,
         )
-        night.index = index
-        night.prepared = prepared
-        try:
-            night.open_tip(tip)
-            assert night.tree is not None
-            index.catch_up_to(tip, night.tree)
-            earlier = _earlier_results(git, record, done)
-            todo = [p for p in record.phases if p not in done or p == "report"]
-            results = night.execute(todo, earlier)
-        finally:
-            night.close()
         return _finish(corpus, record, results, started, caller)
 
 
