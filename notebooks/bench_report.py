@@ -81,47 +81,61 @@ def _(results):
 def _(cfg_label, runs_of):
     locomo_rows = []
     for _stem, _r in runs_of("locomo").items():
-        _head = _r["summary"]["headline_categories_1_4"]
-        _cats = _r["summary"]["all_categories"]["groups"]
-        _row = {
-            "result": _stem,
-            "format": _r.get("format"),
-            "config": cfg_label(_r),
-            "n": _head["overall"]["n"],
+        # one run may hold several ingest formats (plain, bare, context) side by side;
+        # an older result holds one, at the top level
+        _formats = _r.get("formats") or {
+            _r.get("format") or "?": {"unit": _r.get("unit"), "summary": _r["summary"]}
         }
-        for _k in _r["ks"]:
-            _row[f"R@{_k}"] = 100 * _head["overall"]["metrics"][f"recall@{_k}"]["mean"]
-        for _cat in ("multi-hop", "temporal", "open-domain", "single-hop", "adversarial"):
-            if _cat in _cats:
-                _row[f"{_cat} R@10"] = 100 * _cats[_cat]["metrics"]["recall@10"]["mean"]
-        locomo_rows.append(_row)
-    locomo = pl.DataFrame(locomo_rows) if locomo_rows else pl.DataFrame()
+        for _fmt, _block in _formats.items():
+            _head = _block["summary"]["headline_categories_1_4"]
+            _cats = _block["summary"]["all_categories"]["groups"]
+            _row = {
+                "result": _stem,
+                "format": _fmt,
+                "unit": _block.get("unit") or "?",
+                "headline": _fmt == _r.get("format"),
+                "config": cfg_label(_r),
+                "n": _head["overall"]["n"],
+            }
+            for _k in _r["ks"]:
+                _row[f"R@{_k}"] = 100 * _head["overall"]["metrics"][f"recall@{_k}"]["mean"]
+            for _cat in ("multi-hop", "temporal", "open-domain", "single-hop", "adversarial"):
+                if _cat in _cats:
+                    _row[f"{_cat} R@10"] = 100 * _cats[_cat]["metrics"]["recall@10"]["mean"]
+            locomo_rows.append(_row)
+    locomo = pl.DataFrame(locomo_rows, infer_schema_length=None) if locomo_rows else pl.DataFrame()
     published = pl.DataFrame(
         [
             {"method": "DRAGON (paper)", "R@5": 56.7, "R@10": 66.2, "R@25": 76.7, "R@50": 82.7},
             {"method": "RRF(BM25, MiniLM)", "R@5": 47.8, "R@10": 58.8, "R@25": 71.5, "R@50": 80.1},
             {"method": "RRF, date prefixed", "R@5": 51.5, "R@10": 62.0, "R@25": 74.3, "R@50": 81.2},
         ]
-    )
+    ).with_columns(pl.lit("one dialog turn").alias("unit"))
     if locomo_rows:
         print(
             render.text_table(
-                ["result", "R@5", "R@10", "R@25", "R@50"],
+                ["result", "format", "R@5", "R@10", "R@25", "R@50"],
                 [
-                    [_r["result"], _r["R@5"], _r["R@10"], _r["R@25"], _r["R@50"]]
+                    [_r["result"], _r["format"], _r["R@5"], _r["R@10"], _r["R@25"], _r["R@50"]]
                     for _r in locomo_rows
                 ],
                 digits=1,
             )
         )
-    bars = [(_r["result"], _r["R@10"]) for _r in locomo_rows] + [
-        (_m["method"], _m["R@10"]) for _m in published.iter_rows(named=True)
+    bars = [(f"{_r['result']} [{_r['format']}]", _r["R@10"]) for _r in locomo_rows] + [
+        (f"{_m['method']} [turn]", _m["R@10"]) for _m in published.iter_rows(named=True)
     ]
     mo.vstack(
         [
-            mo.md("## LoCoMo evidence recall@k (categories 1–4, n = 1,535 on the full set)"),
+            mo.md(
+                "## LoCoMo evidence recall@k (categories 1–4, n = 1,535 on the full set)\n\n"
+                "Formats side by side. `bare` is the published baselines' unit (one turn,"
+                " 'Speaker: text', no date); `plain` is one turn written as production writes"
+                " it (the headline); `context` is a windowed unit (a turn plus the previous"
+                " one) with no same-unit reference."
+            ),
             mo.ui.table(locomo, selection=None) if locomo_rows else mo.md("_no LoCoMo result_"),
-            mo.md("Published references"),
+            mo.md("Published references (unit: one dialog turn)"),
             mo.ui.table(published, selection=None),
             mo.Html(render.bars_html(bars, title="recall@10", scale=100.0)),
         ]
@@ -138,6 +152,7 @@ def _(cfg_label, runs_of):
             fc_rows.append(
                 {
                     "result": _stem,
+                    "unit": _r.get("unit", "?"),
                     "config": cfg_label(_r),
                     "size": _size,
                     "n": _block["n"],
@@ -185,6 +200,7 @@ def _(cfg_label, runs_of):
             beam_rows.append(
                 {
                     "result": _stem,
+                    "unit": _r.get("unit", "?"),
                     "category": _cat,
                     "n": _block["n"],
                     **{

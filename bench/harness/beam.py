@@ -30,6 +30,8 @@ from memhtml.eval.benchmarks.records import Corpus as BenchCorpus
 from memhtml.eval.benchmarks.records import Question
 
 NAME = "beam"
+FORMAT = "claim-body"
+UNIT = "one chat message (claim = its first sentence, body = the rest)"
 KS = (5, 10, 25, 50)
 LIMIT = max(KS)
 TUNE_METRIC = "any@10"
@@ -148,6 +150,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     summary = bm.summarize(rows, metrics=list(METRICS))
     payload: dict[str, Any] = {
         "benchmark": NAME,
+        "format": FORMAT,
+        "unit": UNIT,
         **h.provenance(args, data, settings, h.embedder_model(args.embedder)),
         "limit": LIMIT,
         "load_report": {

@@ -83,12 +83,14 @@ def base_parser(name: str, data_help: str) -> argparse.ArgumentParser:
         default=None,
         help="arm weights over production, e.g. fts=1,vector=1,recency=0.5,salience=0.4",
     )
-    p.add_argument("--k", type=int, default=None, help="RRF k (default: production, 60)")
+    p.add_argument(
+        "--k", type=int, default=None, help=f"RRF k (default: production, {DEFAULT_RRF_K})"
+    )
     p.add_argument(
         "--mmr-lambda",
         type=float,
         default=None,
-        help="MMR lambda (default: production, 0.7; 1 disables MMR)",
+        help=f"MMR lambda (default: production, {DEFAULT_MMR_LAMBDA:g}; 1 disables MMR)",
     )
     p.add_argument(
         "--limit-conversations",

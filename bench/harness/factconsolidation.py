@@ -36,6 +36,8 @@ from memhtml.eval.benchmarks import metrics as bm
 from memhtml.eval.benchmarks.records import Corpus as BenchCorpus
 
 NAME = "factconsolidation"
+FORMAT = "fact"
+UNIT = "one fact (claim = the fact, event time = its serial)"
 SIZES = ("6k", "32k", "64k", "262k")
 LIMIT = 50
 TUNE_METRIC = "hit@1"
@@ -152,6 +154,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     payload: dict[str, Any] = {
         "benchmark": NAME,
+        "format": FORMAT,
+        "unit": UNIT,
         **h.provenance(args, data, settings, h.embedder_model(args.embedder)),
         "limit": LIMIT,
         "tie_break": "path ascending = older serial first (zero-padded), production's rule",

@@ -32,6 +32,8 @@ from memhtml.eval.benchmarks.records import Corpus as BenchCorpus
 from memhtml.eval.benchmarks.records import Question
 
 NAME = "longmemeval"
+FORMAT = "turn"
+UNIT = "one session turn"
 KS = (1, 3, 5, 10, 30, 50)
 LIMIT = max(KS)
 TUNE_METRIC = "any@5"
@@ -127,6 +129,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     summary = bm.summarize(rows, metrics=metric_names)
     payload: dict[str, Any] = {
         "benchmark": NAME,
+        "format": FORMAT,
+        "unit": UNIT,
         **h.provenance(args, data, settings, h.embedder_model(args.embedder)),
         "limit": LIMIT,
         "roles": list(roles),

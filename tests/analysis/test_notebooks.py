@@ -152,6 +152,9 @@ def test_bench_report(tmp_path: Path) -> None:
     proc = _run("bench_report.py", "--results", str(res))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "2 result files" in proc.stdout
+    # the LoCoMo run's three formats side by side
+    for fmt in ("plain", "bare", "context"):
+        assert f" {fmt} " in proc.stdout
 
 
 def test_bench_report_fails_loudly_without_results(tmp_path: Path) -> None:

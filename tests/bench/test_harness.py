@@ -36,6 +36,7 @@ def _read(tmp_path: Path, name: str) -> tuple[dict[str, Any], Any]:
 
 
 def _provenance(payload: dict[str, Any]) -> None:
+    assert payload["format"] and payload["unit"]  # every result states its unit and format
     assert payload["embedder"] == "fake"
     assert payload["weights"] == DEFAULT_WEIGHTS
     assert payload["k"] == DEFAULT_RRF_K and payload["mmr_lambda"] == 0.7
@@ -66,7 +67,19 @@ def test_locomo(tmp_path: Path) -> None:
     assert head["overall"]["n"] == 6
     assert set(head["overall"]["metrics"]) >= {"recall@5", "recall@10", "recall@25", "recall@50"}
     assert "adversarial" in payload["summary"]["all_categories"]["groups"]
-    assert table.height == 7
+    # one command, three formats, one table; the headline is the single-turn `plain`
+    assert payload["format"] == "plain" and payload["formats_run"] == ["plain", "bare", "context"]
+    assert payload["unit"] == locomo.UNITS["plain"]
+    assert set(payload["formats"]) == {"plain", "bare", "context"}
+    assert payload["formats"]["plain"]["summary"] == payload["summary"]
+    assert payload["formats"]["context"]["unit"].startswith("windowed")
+    assert not payload["formats"]["context"]["comparable_with_published"]
+    assert [r["format"] for r in payload["table"]][:3] == ["plain", "bare", "context"]
+    assert all(r["unit"] for r in payload["table"])
+    md = (tmp_path / "results" / "locomo-test.md").read_text()
+    assert "| bare |" in md and "DRAGON" in md
+    assert table.height == 7 * 3
+    assert sorted(set(table["format"].to_list())) == ["bare", "context", "plain"]
     assert "question" not in table.columns  # ids and numbers only, no benchmark text
     names = [row["config"] for row in payload["ablations"]]
     assert "fts only (lexical)" in names and "vector only" in names
@@ -90,6 +103,40 @@ def test_locomo_formats(fmt: str) -> None:
     assert op["event_at"].startswith("2023-05-08")
     assert op["claim"].startswith("[8 May 2023] ") == (fmt != "plain")
     assert bool(op["body"]) == (fmt == "context")
+
+
+def test_locomo_bare_is_the_baseline_unit() -> None:
+    from bench.harness import locomo
+    from memhtml.eval.benchmarks import load_locomo
+
+    corpora, _ = load_locomo(SAMPLES / "locomo_sample.json")
+    docs = corpora[0].docs
+    for (doc_id, op), doc in zip(locomo.to_ops(corpora[0], "bare"), docs, strict=True):
+        assert op["title"] == doc_id == doc.doc_id  # title = the dialog id
+        assert op["claim"] == doc.text  # "Speaker: text" (+ the caption the loader adds)
+        assert op["claim"].startswith(f"{doc.speaker}: ")
+        assert "event_at" not in op and "entity" not in op and op["body"] == []
+
+
+def test_locomo_format_list() -> None:
+    from bench.harness import locomo
+
+    assert locomo.parse_formats("plain, bare,context,plain") == ("plain", "bare", "context")
+    assert locomo.headline_format(("bare", "plain")) == "plain"
+    assert locomo.headline_format(("context", "bare")) == "context"
+    with pytest.raises(SystemExit):
+        locomo.parse_formats("plain,windowed")
+    with pytest.raises(SystemExit):
+        locomo.parse_formats(" , ")
+
+
+def test_k_help_states_the_production_k(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.harness import locomo
+
+    with pytest.raises(SystemExit):
+        locomo.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"RRF k (default: production, {DEFAULT_RRF_K})" in text
 
 
 def test_factconsolidation(tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from memhtml.contracts.dates import format_instant
+from memhtml.domain.temporal import MONTHS
 from memhtml.eval.benchmarks.records import (
     Corpus,
     Doc,
@@ -70,28 +71,6 @@ CATEGORY_NAMES: dict[int, str] = {
     5: "adversarial",
 }
 
-_MONTHS = {
-    name: i
-    for i, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
-
 # "1:56 pm on 8 May, 2023"; tolerant of case, dots in "p.m.", extra spaces,
 # a missing comma and "May 8, 2023" order.
 _TIME = r"(?P<h>\d{1,2})(?::(?P<mi>\d{2}))?\s*(?P<ap>[ap])\.?\s*m\.?"
@@ -114,7 +93,7 @@ def parse_session_datetime(value: str) -> datetime | None:
         return None
     hour = hour % 12 + (12 if m["ap"].lower() == "p" else 0)
     mon_name = (m["mon"] or m["mon2"]).lower()
-    month = _MONTHS.get(mon_name)
+    month = MONTHS.get(mon_name)
     if month is None:
         return None
     day, year = int(m["d"] or m["d2"]), int(m["y"] or m["y2"])
