@@ -19,10 +19,11 @@ from typing import Any, Final
 
 from memhtml.contracts.paths import is_memory_path
 from memhtml.contracts.vocab import GENERATED_NAMES, PARA_BUCKETS
-from memhtml.html import MemoryDocument, parse_memory
+from memhtml.html import MemoryDocument
 from memhtml.index import writer
 from memhtml.index.db import watermark, write_transaction
-from memhtml.index.project import Projection, project_file
+from memhtml.index.parallel import CHUNK, PARALLEL_MIN, ParsePool, project_chunk, project_many
+from memhtml.index.project import Parsed, Projection, project_bytes
 from memhtml.store.git import Git, StatusEntry, blob_sha
 
 log = logging.getLogger("memhtml.index")
@@ -63,73 +64,6 @@ class IndexReport:
             "elapsed_ms": round(self.elapsed_ms, 1),
             **self.extra,
         }
-
-
-@dataclass
-class _Parsed:
-    proj: Projection | None
-    reason: str | None
-
-
-# Rebuild parses in worker processes when the tree is large enough to pay for
-# them: parsing is pure CPU, and the projection pickles cheaply.
-PARALLEL_MIN_FILES: Final = 2000
-PARSE_CHUNK: Final = 500
-
-
-def _parse_chunk(
-    items: list[tuple[str, str | None, bytes]],
-) -> list[tuple[str, str | None, _Parsed]]:
-    return [(path, sha, _project_bytes(path, data, sha)) for path, sha, data in items]
-
-
-def _parse_pool(n_files: int) -> Any:
-    """A fork-based process pool for a big rebuild, or None (serial) when not worth it."""
-    import multiprocessing
-    import os
-
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if n_files < PARALLEL_MIN_FILES or (cpus or 1) < 2:
-        return None
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return None
-    from concurrent.futures import ProcessPoolExecutor
-
-    return ProcessPoolExecutor(
-        max_workers=min(cpus or 2, 4),
-        mp_context=multiprocessing.get_context("fork"),
-        initializer=_die_with_parent,
-        initargs=(os.getpid(),),
-    )
-
-
-def _die_with_parent(parent: int) -> None:
-    """In a parse worker: be killed when the rebuilding process dies, however it dies.
-
-    A worker that outlives a SIGKILLed parent is useless (nobody reads its
-    results) and holds memory; Linux's PR_SET_PDEATHSIG ends it with its parent.
-    """
-    import ctypes
-    import os
-    import signal
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return  # not Linux: the pool's own shutdown is all there is
-    if os.getppid() != parent:  # the parent died before the prctl took effect
-        os._exit(1)
-
-
-def _project_bytes(
-    path: str, data: bytes, sha: str | None, doc: MemoryDocument | None = None
-) -> _Parsed:
-    doc = doc if doc is not None else parse_memory(data)
-    if not doc.ok:
-        reasons = "; ".join(f"{v.code}: {v.message}" for v in doc.violations[:3])
-        return _Parsed(None, reasons or "unparseable")
-    return _Parsed(project_file(doc, path, sha), None)
 
 
 def dirty_of(entries: Iterable[StatusEntry]) -> set[str]:
@@ -272,7 +206,7 @@ class Indexer:
         self._vacate(path)
         writer.delete(self.conn, path)
 
-    def _store(
+    def _store_bytes(
         self,
         path: str,
         data: bytes,
@@ -282,8 +216,13 @@ class Indexer:
         *,
         doc: MemoryDocument | None = None,
     ) -> None:
+        self._store(path, sha, project_bytes(path, data, sha, doc), report, now)
+
+    def _store(
+        self, path: str, sha: str | None, parsed: Parsed, report: IndexReport, now: str
+    ) -> None:
+        """Index one parsed file at `path`, replacing its rows (duplicates arbitrated)."""
         self._vacate(path)
-        parsed = _project_bytes(path, data, sha, doc)
         if parsed.proj is None:
             self._delete(path)
             writer.record_skip(self.conn, path, sha, parsed.reason or "unparseable")
@@ -307,7 +246,7 @@ class Indexer:
                 self._delete(holder)
                 writer.record_skip(self.conn, holder, None, f"duplicate content of {path}")
                 report.skipped.append({"path": holder, "reason": f"duplicate content of {path}"})
-                self._store(path, data, sha, report, now, doc=doc)
+                self._store(path, sha, parsed, report, now)
                 return
             reason = f"duplicate content of {holder_row[0]}" if holder_row else f"constraint: {exc}"
             self._delete(path)
@@ -320,24 +259,24 @@ class Indexer:
 
     def _store_fresh(
         self,
-        fresh: Sequence[tuple[str, bytes, MemoryDocument | None]],
+        fresh: Sequence[tuple[str, str | None, Parsed]],
         report: IndexReport,
         now: str,
     ) -> None:
-        """Index paths the index has never held, all rows of a table in one executemany.
+        """Index paths the index holds no rows for, each table's rows in one bulk insert.
 
-        A batch of new memories is what the write doors mostly commit. Should one
-        of them collide with an active memory's content (a constraint error), the
-        batch is rolled back and each path takes the one-at-a-time route, which
-        arbitrates duplicates exactly as a rebuild does.
+        A batch of new memories is what the write doors mostly commit, and what a
+        sync mostly receives. Should one of them collide with an active memory's
+        content (a constraint error), the batch is rolled back and each path
+        takes the one-at-a-time route, which arbitrates duplicates exactly as a
+        rebuild does.
         """
-        projected: list[tuple[str, bytes, MemoryDocument | None, Projection]] = []
-        for path, data, doc in fresh:
-            parsed = _project_bytes(path, data, blob_sha(data), doc)
+        projected: list[tuple[str, str | None, Parsed, Projection]] = []
+        for path, sha, parsed in fresh:
             if parsed.proj is None:
-                self._store(path, data, blob_sha(data), report, now, doc=doc)
+                self._store(path, sha, parsed, report, now)
             else:
-                projected.append((path, data, doc, parsed.proj))
+                projected.append((path, sha, parsed, parsed.proj))
         if not projected:
             return
         self.conn.execute("SAVEPOINT project_fresh")
@@ -346,8 +285,8 @@ class Indexer:
         except sqlite3.IntegrityError:
             self.conn.execute("ROLLBACK TO project_fresh")
             self.conn.execute("RELEASE project_fresh")
-            for path, data, doc, _ in projected:
-                self._store(path, data, blob_sha(data), report, now, doc=doc)
+            for path, sha, parsed, _ in projected:
+                self._store(path, sha, parsed, report, now)
             return
         self.conn.execute("RELEASE project_fresh")
         paths = [path for path, *_ in projected]
@@ -368,22 +307,27 @@ class Indexer:
         retired = self._retired_from_history(head) if head else []
         now = self.clock()
         conn = self.conn
-        projections: list[Projection] = []
         seen_hashes: dict[str, str] = {}
         skips: list[tuple[str, str | None, str]] = []
+        touched: list[str] = []
 
-        def consider(path: str, sha: str | None, parsed: _Parsed) -> None:
-            if parsed.proj is None:
-                skips.append((path, sha, parsed.reason or "unparseable"))
-                return
-            f = parsed.proj.file
-            if f["archived"] == 0 and f["memory_type"] != "task":
-                holder = seen_hashes.get(f["content_hash"])
-                if holder is not None:
-                    skips.append((path, sha, f"duplicate content of {holder}"))
-                    return
-                seen_hashes[f["content_hash"]] = path
-            projections.append(parsed.proj)
+        def accept(results: list[tuple[str, str | None, Parsed]]) -> list[Projection]:
+            """The projections to insert, in path order; the rest become skips."""
+            out: list[Projection] = []
+            for path, sha, parsed in results:
+                if parsed.proj is None:
+                    skips.append((path, sha, parsed.reason or "unparseable"))
+                    continue
+                f = parsed.proj.file
+                if f["archived"] == 0 and f["memory_type"] != "task":
+                    holder = seen_hashes.get(f["content_hash"])
+                    if holder is not None:
+                        skips.append((path, sha, f"duplicate content of {holder}"))
+                        continue
+                    seen_hashes[f["content_hash"]] = path
+                out.append(parsed.proj)
+                touched.append(path)
+            return out
 
         # Path order decides which of two active duplicates is indexed (the smaller
         # path); blobs stream in batches so a large tree is never all in memory.
@@ -392,10 +336,9 @@ class Indexer:
             + [(path, None, data) for path, data in overlay.items()],
             key=lambda item: item[0],
         )
-        timings = {"read_ms": 0.0, "parse_ms": 0.0}
-        pool = _parse_pool(len(items))
-        pending: list[Any] = []
-        try:
+        timings = {"read_ms": 0.0, "parse_ms": 0.0, "write_ms": 0.0, "fts_ms": 0.0}
+        with ParsePool(len(items), min_items=PARALLEL_MIN) as pool:
+            jobs: list[Callable[[], list[tuple[str, str | None, Parsed]]]] = []
             for start in range(0, len(items), CAT_BATCH):
                 batch = items[start : start + CAT_BATCH]
                 t0 = time.perf_counter()
@@ -406,53 +349,55 @@ class Indexer:
                     if content is not None:
                         work.append((path, sha or blob_sha(content), content))
                 timings["read_ms"] += (time.perf_counter() - t0) * 1000
-                for i in range(0, len(work), PARSE_CHUNK):
-                    chunk = work[i : i + PARSE_CHUNK]
-                    pending.append(pool.submit(_parse_chunk, chunk) if pool else chunk)
-            t1 = time.perf_counter()
-            for job in pending:  # in path order: the dedup rule depends on it
-                results = job.result() if pool else _parse_chunk(job)
-                for path, sha, parsed in results:
-                    consider(path, sha, parsed)
-            timings["parse_ms"] += (time.perf_counter() - t1) * 1000
-        finally:
-            if pool is not None:
-                pool.shutdown(cancel_futures=True)
-        t_write = time.perf_counter()
-        with write_transaction(conn):
-            conn.execute("UPDATE index_state SET rebuilding = 1 WHERE id = 1")
-            triggers = conn.execute(
-                "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'files'"
-            ).fetchall()
-            for name, _ in triggers:
-                conn.execute(f"DROP TRIGGER {name}")
-            for table in ("chunks", *writer.CHILD_TABLES):
-                conn.execute(f"DELETE FROM {table}")
-            conn.execute("DELETE FROM edges WHERE derived = 0")
-            conn.execute("DELETE FROM files")
-            conn.execute("DELETE FROM skipped_files")
-            conn.execute("DELETE FROM worktree_overlay")
-            conn.execute("INSERT INTO files_fts(files_fts) VALUES ('delete-all')")
-            writer.bulk_insert(conn, projections, now)
-            t_fts = time.perf_counter()
-            conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
-            timings["fts_ms"] = (time.perf_counter() - t_fts) * 1000
-            for _, sql in triggers:
-                conn.execute(sql)
-            for path, sha, reason in skips:
-                writer.record_skip(conn, path, sha, reason)
-            self._record_overlay(overlay, dirty)
-            conn.execute("DELETE FROM retired_paths")
-            self._retire(retired)
-            writer.drop_orphan_embeddings(conn)
-            conn.execute(
-                "UPDATE index_state SET head_sha = ?, rebuilt_at = ?, updated_at = ?,"
-                " rebuilding = 0 WHERE id = 1",
-                (head, now, now),
+                jobs += [
+                    pool.submit(project_chunk, work[i : i + CHUNK])
+                    for i in range(0, len(work), CHUNK)
+                ]
+            # The rows go in while the workers parse: each chunk as it arrives, in
+            # path order (the duplicate rule depends on it).
+            t_write = time.perf_counter()
+            with write_transaction(conn):
+                conn.execute("UPDATE index_state SET rebuilding = 1 WHERE id = 1")
+                triggers = conn.execute(
+                    "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"
+                    " AND tbl_name = 'files'"
+                ).fetchall()
+                for name, _ in triggers:
+                    conn.execute(f"DROP TRIGGER {name}")
+                for table in ("chunks", *writer.CHILD_TABLES):
+                    conn.execute(f"DELETE FROM {table}")
+                conn.execute("DELETE FROM edges WHERE derived = 0")
+                conn.execute("DELETE FROM files")
+                conn.execute("DELETE FROM skipped_files")
+                conn.execute("DELETE FROM worktree_overlay")
+                conn.execute("INSERT INTO files_fts(files_fts) VALUES ('delete-all')")
+                for job in jobs:
+                    t1 = time.perf_counter()
+                    results = job()
+                    timings["parse_ms"] += (time.perf_counter() - t1) * 1000
+                    writer.bulk_insert(conn, accept(results), now)
+                pool.close()
+                t_fts = time.perf_counter()
+                conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
+                timings["fts_ms"] = (time.perf_counter() - t_fts) * 1000
+                for _, sql in triggers:
+                    conn.execute(sql)
+                for path, sha, reason in skips:
+                    writer.record_skip(conn, path, sha, reason)
+                self._record_overlay(overlay, dirty)
+                conn.execute("DELETE FROM retired_paths")
+                self._retire(retired)
+                writer.drop_orphan_embeddings(conn)
+                conn.execute(
+                    "UPDATE index_state SET head_sha = ?, rebuilt_at = ?, updated_at = ?,"
+                    " rebuilding = 0 WHERE id = 1",
+                    (head, now, now),
+                )
+            timings["write_ms"] = (
+                (time.perf_counter() - t_write) * 1000 - timings["fts_ms"] - timings["parse_ms"]
             )
-        timings["write_ms"] = (time.perf_counter() - t_write) * 1000 - timings["fts_ms"]
-        report.projected = len(projections)
-        report.touched = [p.path for p in projections]
+        report.projected = len(touched)
+        report.touched = touched
         report.skipped = [{"path": p, "reason": r} for p, _, r in skips]
         report.elapsed_ms = (time.perf_counter() - started) * 1000
         report.extra["timings_ms"] = {k: round(v, 1) for k, v in timings.items()}
@@ -475,7 +420,14 @@ class Indexer:
         retired = self._retired_from_history(head, watermark) if head and head != watermark else []
         previous_overlay = set(self.overlay())
         dirty = self.dirty_paths() if include_worktree else set()
+        current = self._read_worktree(previous_overlay | dirty) if include_worktree else {}
+        # Everything this pass projects is parsed up front: in worker processes when
+        # the change set is large (a sync that received a thousand memories).
+        todo = [(d.path, *blobs[f"{head}:{d.path}"]) for d in diff if f"{head}:{d.path}" in blobs]
+        todo += [(p, blob_sha(c), c) for p, c in current.items() if c is not None]
+        parsed = {(path, sha): result for path, sha, result in project_many(todo)}
         with write_transaction(conn):
+            fresh: list[tuple[str, str | None, Parsed]] = []
             # Removals first, so content that moved is never a duplicate of its old self.
             for d in sorted(diff, key=lambda d: d.status not in ("D", "R")):
                 # Committed content replaces whatever the overlay read for these paths;
@@ -502,16 +454,21 @@ class Indexer:
                 if got is None:
                     self._delete(d.path)
                     continue
-                self._store(d.path, got[1], got[0], report, now)
+                sha = got[0]
+                if writer.previous_hash(conn, d.path) is None:
+                    fresh.append((d.path, sha, parsed[(d.path, sha)]))  # no rows to replace
+                else:
+                    self._store(d.path, sha, parsed[(d.path, sha)], report, now)
+            self._store_fresh(fresh, report, now)
             if include_worktree:
-                current = self._read_worktree(previous_overlay | dirty)
                 for path, content in sorted(current.items(), key=lambda kv: kv[1] is not None):
                     if content is None:
                         if conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone():
                             report.deleted += 1
                         self._delete(path)
                     else:
-                        self._store(path, content, blob_sha(content), report, now)
+                        sha = blob_sha(content)
+                        self._store(path, sha, parsed[(path, sha)], report, now)
                 self._record_overlay(current, dirty)
             self._retire(retired)
             self._retry_duplicates(report, now)
@@ -534,7 +491,7 @@ class Indexer:
             if data is None:
                 writer.clear_skip(self.conn, [path])
             else:
-                self._store(path, data, blob_sha(data), report, now)
+                self._store_bytes(path, data, blob_sha(data), report, now)
 
     def _cat_by_name(self, names: Sequence[str]) -> dict[str, tuple[str, bytes]]:
         """`<commit>:<path>` names to (blob sha, bytes), one subprocess per batch."""
@@ -562,7 +519,7 @@ class Indexer:
         report = IndexReport("update", head_sha=new_head, previous_head=parent)
         now = self.clock()
         conn = self.conn
-        fresh: list[tuple[str, bytes, MemoryDocument | None]] = []
+        fresh: list[tuple[str, str | None, Parsed]] = []
         with write_transaction(conn):
             for path, data, moved_from in sorted(changes, key=lambda c: c[1] is not None):
                 if moved_from is not None and indexable(moved_from):
@@ -580,10 +537,12 @@ class Indexer:
                     report.deleted += 1
                     continue
                 doc = parsed.get(data) if parsed else None
+                sha = blob_sha(data)
                 if moved_from is None and writer.previous_hash(conn, path) is None:
-                    fresh.append((path, data, doc))  # a new path: no rows of its own to replace
+                    # a new path: no rows of its own to replace
+                    fresh.append((path, sha, project_bytes(path, data, sha, doc)))
                 else:
-                    self._store(path, data, blob_sha(data), report, now, doc=doc)
+                    self._store_bytes(path, data, sha, report, now, doc=doc)
             self._store_fresh(fresh, report, now)
             self._retry_duplicates(report, now)
             writer.drop_orphan_embeddings(conn, self._take_left_hashes())

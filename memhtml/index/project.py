@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from memhtml.contracts.paths import is_archived_path, live_path_of, para_of, workspace_of
+from memhtml.contracts.paths import memory_path
 from memhtml.contracts.vocab import REL_CLASS
 from memhtml.domain.chunking import chunk_id, chunk_text
-from memhtml.html import MemoryDocument
+from memhtml.html import MemoryDocument, parse_memory
 
 # One list drives the INSERT column list, its placeholders and the upsert's
 # assignments: a column added to one and forgotten in another would bind every
@@ -75,6 +75,52 @@ class Projection:
         return str(self.file["path"])
 
 
+@dataclass(frozen=True)
+class Parsed:
+    """One file's projection, or why it has none (the reasons of its first violations)."""
+
+    proj: Projection | None
+    reason: str | None
+
+
+def project_bytes(
+    path: str, data: bytes, sha: str | None, doc: MemoryDocument | None = None
+) -> Parsed:
+    """Parse `data` (unless `doc` is its parse already) and project it at `path`."""
+    doc = doc if doc is not None else parse_memory(data)
+    if not doc.ok:
+        reasons = "; ".join(f"{v.code}: {v.message}" for v in doc.violations[:3])
+        return Parsed(None, reasons or "unparseable")
+    return Parsed(project_file(doc, path, sha), None)
+
+
+@dataclass(frozen=True)
+class PathFacts:
+    """What the index derives from a memory path (memhtml.contracts.paths spells each rule)."""
+
+    archived: bool  # is_archived_path
+    para: str  # para_of
+    origin: str  # live_path_of
+    workspace: str | None  # workspace_of
+
+
+def path_facts(path: str) -> PathFacts:
+    """The facts of a memory path, validated once (InvalidPathError for a bad path).
+
+    The contracts functions each re-validate the path; a rebuild would pay for
+    five validations per file. A test holds these equal to them.
+    """
+    segments = memory_path(path).split("/")
+    archived = segments[0] == "archive"
+    live = segments[2:] if archived else segments
+    return PathFacts(
+        archived=archived,
+        para=segments[0],
+        origin="/".join(live) if archived else path,
+        workspace=live[1] if live[0] == "projects" and len(live) > 2 else None,
+    )
+
+
 def _unique(values: list[Any]) -> tuple[Any, ...]:
     return tuple(dict.fromkeys(values))
 
@@ -91,7 +137,8 @@ def project_file(doc: MemoryDocument, path: str, blob_sha: str | None) -> Projec
     """The rows for `doc` at `path`. `doc` must be valid (no violations)."""
     if not doc.ok or doc.memory_type is None:
         raise ValueError(f"cannot project {path}: the document has violations")
-    archived = is_archived_path(path)
+    facts = path_facts(path)
+    archived = facts.archived
     file: dict[str, Any] = {
         "path": path,
         "blob_sha": blob_sha,
@@ -103,14 +150,14 @@ def project_file(doc: MemoryDocument, path: str, blob_sha: str | None) -> Projec
         "body_text": doc.body_text,
         "fts_text": "\n".join((doc.title, doc.gist, doc.body_text)),
         "disclosure_text": disclosure_text(doc),
-        "para": para_of(path),
-        "workspace": workspace_of(path),
+        "para": facts.para,
+        "workspace": facts.workspace,
         "confidence": doc.confidence,
         "importance": doc.importance,
         # The path records archived-ness; a stale status meta must not
         # re-enter a file into retrieval or break the dedup index.
         "archived": 1 if archived else 0,
-        "origin_path": live_path_of(path),
+        "origin_path": facts.origin,
         "word_count": len(doc.body_text.split()),
         "created_at": doc.created,
         "updated_at": doc.updated,
