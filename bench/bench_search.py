@@ -7,6 +7,10 @@ at 10k and <= 60 ms at 100k; cold CLI <= 300 ms at 10k; fused <= 4x bare FTS5 at
 
     python -m bench.bench_search [--sizes 1000 10000 100000] [--embedders fake local]
 
+Warm searches are a library loop's: from its second search a process watches the
+tree (inotify) instead of running `git status` per read; `tree_check_*` gives both
+checks' cost, and the cold CLI pays `git status` once.
+
 The local embedder embeds every memory (about a minute per 1,500 memories on 2
 cores), so it runs at the sizes given by --local-sizes (default 1k and 10k).
 """
@@ -24,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import memhtml
-from bench.common import summary, write_result
+from bench.common import summary, timed, write_result
 from bench.stores import CACHE, fresh_copy
 from bench.synth import SERVICES, THINGS, VERBS
 
@@ -72,6 +76,17 @@ def bare_scan(matrix: Any, qvec: Any, norms: Any) -> None:
     top[np.argsort(-sims[top])]
 
 
+def tree_checks(root: Path, embedder: str, n: int = 30) -> dict[str, Any]:
+    """A read's freshness check: `git status` (a one-shot reader: the cold CLI, a process's
+    first search) against the watched check a process makes from its second search on."""
+    with memhtml.open(root, embedder=embedder) as c:
+        unwatched, _ = timed(c.catch_up, n)
+        c.watch_tree()
+        c.catch_up()  # the exact check the watcher starts from
+        watched, _ = timed(c.catch_up, n)
+    return {"tree_check_git_status": summary(unwatched), "tree_check_watched": summary(watched)}
+
+
 def cold_cli(root: Path, embedder: str, qs: list[str]) -> list[float]:
     env = {**os.environ, "MEMHTML_ROOT": str(root), "MEMHTML_EMBED": embedder}
     times = []
@@ -116,6 +131,7 @@ def measure(n: int, embedder: str, n_queries: int, n_cold: int) -> dict[str, Any
                 t = time.perf_counter()
                 bare_scan(matrix, qvec, norms)
                 scan.append((time.perf_counter() - t) * 1000)
+    checks = tree_checks(root, embedder)
     cold = cold_cli(root, embedder, qs[:n_cold])
     cold_off = cold_cli(root, "off", qs[:n_cold])
     row: dict[str, Any] = {
@@ -127,6 +143,7 @@ def measure(n: int, embedder: str, n_queries: int, n_cold: int) -> dict[str, Any
         "bare_numpy_scan": summary(scan),
         "query_embedding": summary(embed_q),
         "fused_over_bare_fts_p50": round(summary(fused)["p50_ms"] / summary(fts)["p50_ms"], 2),
+        **checks,
         "cold_cli_search": summary(cold),
         "cold_cli_search_embed_off": summary(cold_off),
     }
@@ -134,6 +151,8 @@ def measure(n: int, embedder: str, n_queries: int, n_cold: int) -> dict[str, Any
         f"{n} {embedder}: warm p50 {row['warm_search']['p50_ms']} ms"
         f" (p95 {row['warm_search']['p95_ms']}); bare fts {row['bare_fts5']['p50_ms']} ms;"
         f" scan {row['bare_numpy_scan'].get('p50_ms')} ms; ratio {row['fused_over_bare_fts_p50']};"
+        f" tree check {row['tree_check_git_status']['p50_ms']} ms unwatched,"
+        f" {row['tree_check_watched']['p50_ms']} ms watched;"
         f" cold CLI {row['cold_cli_search']['p50_ms']} ms"
         f" (off {row['cold_cli_search_embed_off']['p50_ms']} ms)",
         file=sys.stderr,

@@ -48,14 +48,17 @@ def mmr(
         v = vectors.get(doc)
         if v is not None and dim:
             matrix[i] = np.asarray(v, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1)  # what cosine_similarities computes per call
     max_sim = np.full(len(unique), -np.inf)
+    open_ = np.ones(len(unique), dtype=bool)
     chosen: list[int] = []
-    remaining = list(range(len(unique)))
-    while remaining and len(chosen) < n:
+    while len(chosen) < n:
         penalty = np.where(np.isfinite(max_sim), max_sim, 0.0) if chosen else np.zeros(len(unique))
-        best = max(remaining, key=lambda i: (lam * rel[i] - (1 - lam) * penalty[i], -i))
+        gain = lam * rel - (1 - lam) * penalty
+        # the best gain among the candidates left; on a tie, the earliest (argmax's first)
+        best = int(np.argmax(np.where(open_, gain, -np.inf)))
         chosen.append(best)
-        remaining.remove(best)
-        sims = cosine_similarities(matrix, matrix[best])
+        open_[best] = False
+        sims = cosine_similarities(matrix, matrix[best], norms)
         max_sim = np.maximum(max_sim, sims)
     return [unique[i][0] for i in chosen]

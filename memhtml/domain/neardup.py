@@ -158,35 +158,36 @@ def near_map(
     """Every doc's near-duplicates among `docs` (the relation is symmetric).
 
     It depends on the memories, not on the query, so a caller that arbitrates
-    the same memories many times (an offline replay) computes it once.
+    the same memories many times (an offline replay) computes it once. With
+    vectors (numpy is loaded then anyway) every pair is decided at once in
+    arrays (`_near_pairs`, ~10x faster than asking `_near` pair by pair, and
+    equal to it: a property test holds them together); without, pair by pair.
     """
     toks = {d: tokens(texts.get(d, "")) for d in docs}
-    bags = {d: frozenset(t) for d, t in toks.items()}
-    vecs = vectors or {}
-    with_vec = [d for d in docs if d in vecs]
-    cos_at = {d: i for i, d in enumerate(with_vec)}
-    cos: Any = None
-    if len(with_vec) > 1:  # one matrix product instead of a cosine per pair
-        import numpy as np
-
-        m = np.stack([np.asarray(vecs[d], dtype=np.float32) for d in with_vec])
-        norms = np.linalg.norm(m, axis=1)
-        norms[norms == 0] = 1.0
-        unit = m / norms[:, None]
-        cos = np.clip(unit @ unit.T, -1.0, 1.0)
     found: dict[str, set[str]] = {d: set() for d in docs}
     unique = list(dict.fromkeys(docs))
+    vecs = vectors or {}
+    if vecs and len(unique) > 1:
+        pairs = _near_pairs(
+            [toks[d] for d in unique],
+            [vecs.get(d) for d in unique],
+            jaccard_threshold=jaccard_threshold,
+            cosine_threshold=cosine_threshold,
+            min_shared=min_shared,
+        )
+        for i, j in pairs:
+            found[unique[i]].add(unique[j])
+            found[unique[j]].add(unique[i])
+        return {d: frozenset(v) for d, v in found.items()}
+    bags = {d: frozenset(t) for d, t in toks.items()}
     for i, a in enumerate(unique):
         for b in unique[i + 1 :]:
-            c = None
-            if cos is not None and a in cos_at and b in cos_at:
-                c = float(cos[cos_at[a], cos_at[b]])
             if _near(
                 toks[a],
                 toks[b],
                 bags[a],
                 bags[b],
-                c,
+                None,
                 jaccard_threshold=jaccard_threshold,
                 cosine_threshold=cosine_threshold,
                 min_shared=min_shared,
@@ -194,6 +195,79 @@ def near_map(
                 found[a].add(b)
                 found[b].add(a)
     return {d: frozenset(v) for d, v in found.items()}
+
+
+# Rows of the pair arrays decided at once: bounds memory (rows x n x longest text).
+_PAIR_CELLS: Final = 1 << 20
+
+
+def _near_pairs(
+    toks: Sequence[Sequence[str]],
+    vecs: Sequence[npt.ArrayLike | None],
+    *,
+    jaccard_threshold: float,
+    cosine_threshold: float,
+    min_shared: int,
+) -> list[tuple[int, int]]:
+    """The pairs (i < j) that `_near` calls near-duplicates, decided in arrays.
+
+    The same arithmetic as `_near`, element-wise: the cosine from one matrix
+    product of unit float32 rows compared in float64; the one-span rule from
+    common prefix and suffix lengths of token-id rows; the word-set rule from
+    integer intersection counts, its shortcut and its division in float64.
+    """
+    import numpy as np
+
+    n = len(toks)
+    ids: dict[str, int] = {}
+    coded = [[ids.setdefault(t, len(ids)) for t in seq] for seq in toks]
+    lens = np.array([len(c) for c in coded], dtype=np.int64)
+    width = max(1, int(lens.max()) if n else 1)
+    left = np.full((n, width), -1, dtype=np.int64)
+    right = np.full((n, width), -1, dtype=np.int64)
+    bag = np.zeros((n, max(1, len(ids))), dtype=np.float64)
+    for i, c in enumerate(coded):
+        if c:
+            left[i, : len(c)] = c
+            right[i, : len(c)] = c[::-1]
+            bag[i, c] = 1.0
+    sizes = bag.sum(axis=1).astype(np.int64)
+    inter = np.rint(bag @ bag.T).astype(np.int64)  # exact: small integer counts
+    near = np.zeros((n, n), dtype=bool)
+    with_vec = [i for i, v in enumerate(vecs) if v is not None]
+    if len(with_vec) > 1:
+        m = np.stack([np.asarray(vecs[i], dtype=np.float32) for i in with_vec])
+        norms = np.linalg.norm(m, axis=1)
+        norms[norms == 0] = 1.0
+        unit = m / norms[:, None]
+        cos = np.clip(unit @ unit.T, -1.0, 1.0).astype(np.float64)
+        at = np.array(with_vec)
+        near[np.ix_(at, at)] = cos >= cosine_threshold
+    positions = np.arange(width)
+    block = max(1, _PAIR_CELLS // max(1, n * width))
+    for start in range(0, n, block):
+        rows = slice(start, min(n, start + block))
+        la, lb = lens[rows, None], lens[None, :]
+        limit = np.minimum(la, lb)
+        same = (left[rows, None, :] == left[None, :, :]) & (positions < limit[..., None])
+        prefix = np.cumprod(same, axis=2).sum(axis=2)
+        same = (right[rows, None, :] == right[None, :, :]) & (
+            positions < (limit - prefix)[..., None]
+        )
+        kept = prefix + np.cumprod(same, axis=2).sum(axis=2)
+        longer = np.maximum(la, lb)
+        span = (2 * limit >= longer) & (kept >= min_shared) & (2 * kept >= longer)
+        sa, sb = sizes[rows, None], sizes[None, :]
+        shared = inter[rows]
+        union = sa + sb - shared
+        with np.errstate(divide="ignore", invalid="ignore"):
+            jac = np.where(union > 0, shared / np.where(union > 0, union, 1), 0.0)
+        small, big = np.minimum(sa, sb), np.maximum(sa, sb)
+        cut = (jaccard_threshold > 0) & (small < jaccard_threshold * big)
+        by_words = ~cut & (shared >= min_shared) & (jac >= jaccard_threshold)
+        near[rows] |= span | by_words
+    first, second = np.nonzero(np.triu(near, k=1))
+    return list(zip(first.tolist(), second.tolist(), strict=True))
 
 
 def _clusters(

@@ -251,10 +251,45 @@ def vector_candidates(
     norms: npt.NDArray[Any] | None = None,
 ) -> list[tuple[str, float]]:
     """(content_hash, best chunk cosine) for the top memories, best first, scope-aware."""
+    return best_vectors(
+        matrix, query_vector, want, norms=norms, mask=scope_mask(conn, matrix, scope)
+    )
+
+
+def scope_mask(
+    conn: sqlite3.Connection, matrix: LoadedMatrix, scope: Scope
+) -> npt.NDArray[Any] | None:
+    """Which matrix rows belong to memories in scope; None for the default scope (all rows)."""
+    import numpy as np
+
+    from memhtml.index.embedding import matrix_key
+
+    if scope.is_default or matrix.rows == 0:
+        return None
+    keys = matrix.keys[: matrix.rows]
+    where, params = scope.sql("f")
+    allowed = [
+        matrix_key(r[0]).encode("ascii")
+        for r in conn.execute(f"SELECT DISTINCT f.content_hash FROM files f WHERE {where}", params)
+    ]
+    if not allowed:
+        return np.zeros(matrix.rows, bool)
+    return np.isin(keys, np.array(allowed, dtype=keys.dtype))
+
+
+def best_vectors(
+    matrix: LoadedMatrix,
+    query_vector: npt.NDArray[Any],
+    want: int,
+    *,
+    norms: npt.NDArray[Any] | None = None,
+    mask: npt.NDArray[Any] | None = None,
+) -> list[tuple[str, float]]:
+    """The vector scan itself: no database, so it may run beside the fts arm's query."""
     import numpy as np
 
     from memhtml.domain.vectors import cosine_similarities
-    from memhtml.index.embedding import content_hash_of_key, matrix_key
+    from memhtml.index.embedding import content_hash_of_key
 
     rows = matrix.rows
     if rows == 0:
@@ -262,18 +297,7 @@ def vector_candidates(
     sims = cosine_similarities(
         matrix.vectors[:rows], query_vector, None if norms is None else norms[:rows]
     )
-    keys = matrix.keys[:rows]
-    if not scope.is_default:
-        where, params = scope.sql("f")
-        allowed = [
-            matrix_key(r[0]).encode("ascii")
-            for r in conn.execute(
-                f"SELECT DISTINCT f.content_hash FROM files f WHERE {where}", params
-            )
-        ]
-        mask = (
-            np.isin(keys, np.array(allowed, dtype=keys.dtype)) if allowed else np.zeros(rows, bool)
-        )
+    if mask is not None:
         sims = np.where(mask, sims, -np.inf)
     take = min(rows, max(want * VECTOR_OVERSAMPLE, want))
     top = np.argpartition(-sims, take - 1)[:take] if take < rows else np.arange(rows)
@@ -291,50 +315,96 @@ def vector_candidates(
     return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def _fused_statement(
-    scope: Scope, use_fts: bool, use_vector: bool, use_rec: bool, use_sal: bool
-) -> tuple[str, dict[str, Any], list[str]]:
+def vector_arm(
+    conn: sqlite3.Connection, vector: Sequence[tuple[str, float]], scope: Scope, arm_limit: int
+) -> list[str]:
+    """The vector arm's ranked paths: in-scope memories of the candidate hashes, best first.
+
+    Each memory has one content hash, so its similarity is its hash's; equal
+    similarities go by path (str order is UTF-8 byte order, SQLite's BINARY).
+    """
+    if not vector:
+        return []
     where, params = scope.sql("f")
+    found: list[tuple[float, str]] = []
+    start, step = 0, arm_limit + arm_limit // 4
+    while start < len(vector):
+        # Best hashes first: once arm_limit paths are in hand from hashes all more
+        # similar than the next one, no later hash can place (most searches: one query).
+        part = vector[start : start + step]
+        sims = dict(part)
+        marks = ",".join(f":vh_{i}" for i in range(len(sims)))
+        rows = conn.execute(
+            f"SELECT f.path, f.content_hash FROM files f WHERE f.content_hash IN ({marks})"
+            f" AND {where}",
+            {**params, **{f"vh_{i}": h for i, h in enumerate(sims)}},
+        ).fetchall()
+        found += [(-sims[chash], path) for path, chash in rows]
+        start += len(part)
+        if len(found) >= arm_limit and (
+            start >= len(vector) or vector[start - 1][1] > vector[start][1]
+        ):
+            break
+        step = len(vector)
+    found.sort()
+    return [path for _, path in found[:arm_limit]]
+
+
+def fts_arm(
+    conn: sqlite3.Connection,
+    query: str,
+    scope: Scope,
+    weights: Mapping[str, float],
+    arm_limit: int = ARM_LIMIT,
+) -> list[str] | None:
+    """The fts arm's ranked paths (BM25, in scope), best first; None when the arm does not run.
+
+    FTS5 sorts by its own rank cheaply; adding the path tie-break to that
+    ORDER BY forces a generic sort of every match (~40 % of the arm at 10k).
+    So FTS5 picks the best 2 x arm_limit in scope, and the path breaks ties
+    among those: exact unless more than arm_limit matches tie at the cut.
+    SQLite runs it without Python's lock, so a search ranks its vectors meanwhile.
+    """
+    match = fts_query(query)
+    if match is None or weights.get("fts", 0) <= 0:
+        return None
+    where, params = scope.sql("f")
+    rows = conn.execute(
+        "SELECT path FROM (SELECT f.path AS path, files_fts.rank AS r"
+        " FROM files_fts JOIN files f ON f.id = files_fts.rowid"
+        f" WHERE files_fts MATCH :fts_q AND {where}"
+        " ORDER BY files_fts.rank LIMIT 2 * :arm_limit)"
+        " ORDER BY r, path LIMIT :arm_limit",
+        {**params, "fts_q": match, "arm_limit": arm_limit},
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def _fused_statement(
+    use_fts: bool, use_vector: bool, use_rec: bool, use_sal: bool
+) -> tuple[str, list[str]]:
     ctes: list[str] = []
     unions: list[str] = []
     cand_parts: list[str] = []
     if use_fts:
-        # FTS5 sorts by its own rank cheaply; adding the path tie-break to that
-        # ORDER BY forces a generic sort of every match (~40 % of the arm at 10k).
-        # So FTS5 picks the best 2 x arm_limit in scope, and the path breaks ties
-        # among those: exact unless more than arm_limit matches tie at the cut.
+        # The arm's paths, best first (`fts_arm`).
         ctes.append(
-            "fts_arm AS MATERIALIZED (SELECT path,"
-            " row_number() OVER (ORDER BY r, path) AS rnk FROM"
-            " (SELECT f.path AS path, files_fts.rank AS r"
-            " FROM files_fts JOIN files f ON f.id = files_fts.rowid"
-            f" WHERE files_fts MATCH :fts_q AND {where}"
-            " ORDER BY files_fts.rank LIMIT 2 * :arm_limit)"
-            " ORDER BY r, path LIMIT :arm_limit)"
+            "fts_arm AS MATERIALIZED (SELECT path, rnk, memhtml_rrf(:w_fts, :k, rnk) AS c FROM"
+            " (SELECT value AS path, key + 1 AS rnk FROM json_each(:fts)))"
         )
         cand_parts.append("SELECT path FROM fts_arm")
-        unions.append(
-            "SELECT path, memhtml_rrf(:w_fts, :k, rnk) AS c, rnk AS fr, NULL AS vr,"
-            " NULL AS rr, NULL AS sr FROM fts_arm"
-        )
+        unions.append("SELECT path, c, rnk AS fr, NULL AS vr, NULL AS rr, NULL AS sr FROM fts_arm")
     if use_vector:
+        # The arm is ranked in Python (`vector_arm`): here its paths, best first.
         ctes.append(
-            "vec_arm AS MATERIALIZED (SELECT path,"
-            " row_number() OVER (ORDER BY sim DESC, path) AS rnk FROM"
-            " (SELECT f.path AS path, max(CAST(json_extract(j.value, '$[1]') AS REAL)) AS sim"
-            " FROM json_each(:vec) j JOIN files f"
-            " ON f.content_hash = json_extract(j.value, '$[0]')"
-            f" WHERE {where} GROUP BY f.path)"
-            " ORDER BY sim DESC, path LIMIT :arm_limit)"
+            "vec_arm AS MATERIALIZED (SELECT path, rnk, memhtml_rrf(:w_vector, :k, rnk) AS c"
+            " FROM (SELECT value AS path, key + 1 AS rnk FROM json_each(:vec)))"
         )
         cand_parts.append("SELECT path FROM vec_arm")
-        unions.append(
-            "SELECT path, memhtml_rrf(:w_vector, :k, rnk) AS c, NULL AS fr, rnk AS vr,"
-            " NULL AS rr, NULL AS sr FROM vec_arm"
-        )
+        unions.append("SELECT path, c, NULL AS fr, rnk AS vr, NULL AS rr, NULL AS sr FROM vec_arm")
     names: list[str] = []
     if not cand_parts:
-        return "", {}, names
+        return "", names
     # The pool recency and salience rank: the best `rerank_pool` memories by the
     # content arms alone. They reorder what is relevant; they never pull in
     # what is merely new or much read.
@@ -382,47 +452,55 @@ def _fused_statement(
         " f.path LIMIT :pool"
     )
     names = [a for a, on in zip(ARMS, (use_fts, use_vector, use_rec, use_sal), strict=True) if on]
-    return sql, params, names
+    return sql, names
 
 
 def fused_rows(
     conn: sqlite3.Connection,
-    query: str,
     *,
     scope: Scope,
     weights: Mapping[str, float],
     k: int,
+    fts: Sequence[str] | None,
     vector: list[tuple[str, float]] | None,
     now: str,
     pool: int,
     arm_limit: int = ARM_LIMIT,
     rerank_pool: int | None = None,
 ) -> tuple[list[tuple[Any, ...]], list[str]]:
-    """Run the one fused statement; rows and the arms that ran."""
-    match = fts_query(query)
-    use_fts = match is not None and weights.get("fts", 0) > 0
+    """Fuse the content arms (`fts_arm`'s paths, `vector`'s candidates; None: the arm did
+    not run) with recency and salience in one statement; rows and the arms that ran."""
+    use_fts = fts is not None
     use_vec = vector is not None and weights.get("vector", 0) > 0
-    sql, where_params, arms = _fused_statement(
-        scope, use_fts, use_vec, weights.get("recency", 0) > 0, weights.get("salience", 0) > 0
+    sql, arms = _fused_statement(
+        use_fts, use_vec, weights.get("recency", 0) > 0, weights.get("salience", 0) > 0
     )
     if not sql:
         return [], []
-    # Named and positional parameters cannot mix: inline the scope parameters by name.
     named: dict[str, Any] = {
-        "fts_q": match,
-        "arm_limit": arm_limit,
+        "fts": json.dumps(list(fts or [])),
         "rerank_pool": rerank_pool if rerank_pool is not None else RERANK_POOL,
         "k": k,
         "pool": pool,
         "now": now,
-        "vec": json.dumps(vector or []),
+        "vec": json.dumps(vector_arm(conn, vector or [], scope, arm_limit) if use_vec else []),
         "w_fts": weights.get("fts", 0.0),
         "w_vector": weights.get("vector", 0.0),
         "w_recency": weights.get("recency", 0.0),
         "w_salience": weights.get("salience", 0.0),
     }
-    named.update(where_params)
     return conn.execute(sql, named).fetchall(), arms
+
+
+def _snippet_finder(query: str) -> SnippetFinder:
+    return SnippetFinder([t.lower() for t in _TOKEN.findall(query) if t.lower() not in STOPWORDS])
+
+
+def attach_snippets(hits: Sequence[Hit], query: str, bodies: Mapping[str, str]) -> None:
+    """Give each hit its snippet of its body (as `rows_to_hits` would have)."""
+    finder = _snippet_finder(query)
+    for hit in hits:
+        hit.snippet = finder.snippet(bodies[hit.path])
 
 
 def rows_to_hits(
@@ -431,8 +509,13 @@ def rows_to_hits(
     weights: Mapping[str, float],
     k: int,
     explain: bool,
+    *,
+    snippets: bool = True,
 ) -> list[Hit]:
     """Hits (with per-arm ranks and contributions when explained), in fused order.
+
+    Without `snippets` the hits carry none: a caller that keeps only some of
+    them gives those theirs with `attach_snippets` (the same text).
 
     Scores are recomputed from the arms' ranks with the domain function and an
     exactly rounded sum, then sorted by the shared tie key, so search and an
@@ -443,8 +526,7 @@ def rows_to_hits(
 
     from memhtml.domain.rrf import order_key, rrf_contribution
 
-    terms = [t.lower() for t in _TOKEN.findall(query) if t.lower() not in STOPWORDS]
-    finder = SnippetFinder(terms)
+    finder = _snippet_finder(query) if snippets else None
     hits: list[Hit] = []
     for row in rows:
         (
@@ -483,7 +565,7 @@ def rows_to_hits(
                 confidence=conf,
                 updated_at=updated,
                 event_at=event,
-                snippet=finder.snippet(body),
+                snippet=finder.snippet(body) if finder is not None else "",
                 superseded_by=sup,
                 content_hash=chash,
                 arms=arms,

@@ -80,6 +80,7 @@ class Corpus:
         self._norms: tuple[tuple[int, int], Any] | None = None
         self._watcher: TreeWatcher | None = None
         self._tree_verified = False  # with a watcher: no event since the last exact check
+        self._ranked_reads = 0  # begin_catch_up calls: a second one starts the watcher
 
     # -- wiring ----------------------------------------------------------------
     def require_repo(self) -> None:
@@ -268,11 +269,18 @@ class Corpus:
 
         Commits behind the index are caught up now (rare: a hand commit); the
         working-tree check (`git status`) starts in the background, so a read
-        ranks its query while git stats the tree on the other core.
+        ranks its query while git stats the tree on the other core. A process
+        that ranks a second query is a long-lived reader (a library loop, a
+        server): from then on the kernel watches the tree (`watch_tree`), so
+        the check is skipped while nothing changed. A one-shot CLI never pays
+        for the watcher.
         """
         from memhtml.index.db import watermark
         from memhtml.index.indexer import PREFIXES
 
+        self._ranked_reads += 1
+        if self._ranked_reads == 2 and self._watcher is None:
+            self.watch_tree()  # before this read's exact check, so no change slips between
         head = self.git.head_fast()
         if head is None or watermark(self.conn) != head:
             return self.catch_up()

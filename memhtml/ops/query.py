@@ -18,11 +18,13 @@ from memhtml.index.retrieval import (
     RERANK_POOL,
     Hit,
     SearchResult,
+    attach_snippets,
     check_query,
+    fts_arm,
+    fts_query,
     fused_rows,
     resolve_weights,
     rows_to_hits,
-    vector_candidates,
 )
 from memhtml.index.scope import Scope
 
@@ -90,46 +92,96 @@ def _scope(filters: Mapping[str, Any]) -> Scope:
     )
 
 
+VectorAnswer = tuple[
+    list[tuple[str, float]] | None, str | None, float | None, "npt.NDArray[Any] | None"
+]
+
+
 def query_vector(
     corpus: Corpus, query: str, weights: Mapping[str, float], scope: Scope, want: int
-) -> tuple[list[tuple[str, float]] | None, str | None, float | None, npt.NDArray[Any] | None]:
+) -> VectorAnswer:
     """(vector candidates or None, degraded reason, coverage, the query vector)."""
+    return vector_job(corpus, query, weights, scope, want)()
+
+
+def vector_job(
+    corpus: Corpus, query: str, weights: Mapping[str, float], scope: Scope, want: int
+) -> Callable[[], VectorAnswer]:
+    """`query_vector` in two steps: what needs the index connection runs now; the returned
+    call (embed the query, scan the matrix) touches no database, so a thread may run it."""
     from memhtml.index.embedding import coverage, mismatch_error, space_matches
+    from memhtml.index.retrieval import best_vectors, scope_mask
     from memhtml.ops.config import coverage_floor
 
+    def done(answer: VectorAnswer) -> Callable[[], VectorAnswer]:
+        return lambda: answer
+
     if weights.get("vector", 0.0) <= 0:
-        return None, None, None, None
+        return done((None, None, None, None))
     embedder = corpus.embedder
     if embedder is None:
         err = corpus.embedder_error
         reason = f"{err.code}: {err.message}" if err else "embedder off (MEMHTML_EMBED=off)"
-        return None, reason, None, None
+        return done((None, reason, None, None))
     if not space_matches(corpus.conn, embedder):
         err = mismatch_error(corpus.conn, embedder)
-        return None, f"{err.code}: {err.message}", None, None
+        return done((None, f"{err.code}: {err.message}", None, None))
     matrix = corpus.vector_matrix()
     if matrix is None or matrix.rows == 0:
-        return None, "no vectors indexed yet (memhtml index embed)", 0.0, None
+        return done((None, "no vectors indexed yet (memhtml index embed)", 0.0, None))
     have, total = coverage(corpus.conn)
     share = have / total if total else 1.0
     if share < coverage_floor():
-        return (
-            None,
+        return done(
             (
-                f"only {share:.0%} of chunks have vectors (floor {coverage_floor():.0%});"
-                " run memhtml index embed"
-            ),
-            share,
-            None,
+                None,
+                (
+                    f"only {share:.0%} of chunks have vectors (floor {coverage_floor():.0%});"
+                    " run memhtml index embed"
+                ),
+                share,
+                None,
+            )
         )
-    try:
-        qvec = embedder.embed_query(query)
-    except MemhtmlError as exc:
-        return None, f"{exc.code}: {exc.message}", share, None
-    except Exception as exc:  # a model failure narrows retrieval instead of stopping it
-        return None, f"ERR_MODEL_UNAVAILABLE: {type(exc).__name__}: {exc}", share, None
     norms = corpus.vector_norms(matrix)
-    return vector_candidates(corpus.conn, matrix, qvec, scope, want, norms=norms), None, share, qvec
+    mask = scope_mask(corpus.conn, matrix, scope)
+
+    def run() -> VectorAnswer:
+        try:
+            qvec = embedder.embed_query(query)
+        except MemhtmlError as exc:
+            return None, f"{exc.code}: {exc.message}", share, None
+        except Exception as exc:  # a model failure narrows retrieval instead of stopping it
+            return None, f"ERR_MODEL_UNAVAILABLE: {type(exc).__name__}: {exc}", share, None
+        return best_vectors(matrix, qvec, want, norms=norms, mask=mask), None, share, qvec
+
+    return run
+
+
+class _Beside:
+    """A call run on a thread beside the caller's own work; `result()` joins it."""
+
+    def __init__(self, fn: Callable[[], VectorAnswer]) -> None:
+        import threading
+
+        self._fn = fn
+        self._answer: VectorAnswer | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="memhtml-vector-arm", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._answer = self._fn()
+        except BaseException as exc:  # re-raised in the caller by result()
+            self._error = exc
+
+    def result(self) -> VectorAnswer:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._answer is not None
+        return self._answer
 
 
 def _content_vectors(corpus: Corpus, hashes: Sequence[str]) -> dict[str, Any]:
@@ -140,11 +192,14 @@ def _content_vectors(corpus: Corpus, hashes: Sequence[str]) -> dict[str, Any]:
     if not hashes:
         return out
     marks = ",".join("?" for _ in hashes)
+    # The first chunk is the lowest seq: found in the content_hash index, so only
+    # those vectors are read.
     for chash, blob in corpus.conn.execute(
-        f"SELECT content_hash, vector FROM embeddings WHERE content_hash IN ({marks}) ORDER BY seq",
+        "SELECT content_hash, vector FROM embeddings WHERE seq IN (SELECT min(seq)"
+        f" FROM embeddings WHERE content_hash IN ({marks}) GROUP BY content_hash)",
         list(hashes),
     ):
-        out.setdefault(chash, vector_from_blob(blob))
+        out[chash] = vector_from_blob(blob)
     return out
 
 
@@ -185,13 +240,21 @@ def _fuse(
     while True:
         # Ranked while `git status` checks the tree; ranked again in the rare case
         # the tree had drifted and the index was caught up meanwhile.
-        candidates, reason, share, qvec = query_vector(corpus, query, w, scope, arm_limit)
+        # The vector arm (embedding, numpy scan) runs on a thread while SQLite ranks
+        # the fts arm on this one: both leave Python's lock, so two cores share them.
+        job = vector_job(corpus, query, w, scope, arm_limit)
+        both = fts_query(query) is not None and w["fts"] > 0 and w["vector"] > 0
+        beside = _Beside(job) if both and corpus.embedder is not None else None
+        try:
+            fts = fts_arm(corpus.conn, query, scope, w, arm_limit)
+        finally:
+            candidates, reason, share, qvec = beside.result() if beside is not None else job()
         rows, arms = fused_rows(
             corpus.conn,
-            query,
             scope=scope,
             weights=w,
             k=k_value,
+            fts=fts,
             vector=candidates,
             now=corpus.clock(),
             pool=pool(config),
@@ -258,7 +321,7 @@ def search(
     arbitrate_on = bool(
         config.get("near_duplicates", True) if near_duplicates is None else near_duplicates
     )
-    hits = rows_to_hits(rows, query, w, k_value, explain)
+    hits = rows_to_hits(rows, query, w, k_value, explain, snippets=False)
     vectors = _content_vectors(corpus, [h.content_hash for h in hits]) if qvec is not None else {}
     if arbitrate_on and len(hits) > 1:
         hits = arbitrate_near_duplicates(hits, vectors, query=query, explain=explain)
@@ -274,6 +337,7 @@ def search(
         by_path = {h.path: h for h in hits}
         hits = [by_path[p] for p in order]
     hits = hits[:limit]
+    attach_snippets(hits, query, {r[0]: r[10] for r in rows})  # for the hits kept only
     _attach_entities(corpus, hits)
     result = SearchResult(
         query=query,

@@ -144,6 +144,11 @@ class TreeWatcher:
                 if parent is not None and mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
                     self._add(parent / os.fsdecode(name), recursive=True)
 
+    def __del__(self) -> None:
+        # An unclosed reader (a Corpus never closed) must not hold an inotify
+        # instance, a per-user resource (128 by default), past its life.
+        self.close()
+
     def close(self) -> None:
         """Stop watching."""
         if self._fd >= 0:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memhtml.domain.neardup import arbitrate, jaccard, near_duplicates, one_span_apart, words
@@ -124,3 +124,87 @@ def test_near_shortcuts_change_nothing(
         a, b, wa, wb, cosine, jaccard_threshold=jt, cosine_threshold=0.95, min_shared=min_shared
     )
     assert got == plain
+
+
+def _near_map_pairwise(
+    docs: list[str], texts: dict[str, str], vectors: dict[str, list[float]]
+) -> dict[str, frozenset[str]]:
+    """The pair-by-pair near_map search used before the array version: the oracle."""
+    import numpy as np
+
+    from memhtml.domain.neardup import (
+        COSINE_THRESHOLD,
+        JACCARD_THRESHOLD,
+        MIN_SHARED,
+        _near,
+        tokens,
+    )
+
+    toks = {d: tokens(texts.get(d, "")) for d in docs}
+    bags = {d: frozenset(t) for d, t in toks.items()}
+    with_vec = [d for d in docs if d in vectors]
+    cos_at = {d: i for i, d in enumerate(with_vec)}
+    cos = None
+    if len(with_vec) > 1:
+        m = np.stack([np.asarray(vectors[d], dtype=np.float32) for d in with_vec])
+        norms = np.linalg.norm(m, axis=1)
+        norms[norms == 0] = 1.0
+        unit = m / norms[:, None]
+        cos = np.clip(unit @ unit.T, -1.0, 1.0)
+    found: dict[str, set[str]] = {d: set() for d in docs}
+    unique = list(dict.fromkeys(docs))
+    for i, a in enumerate(unique):
+        for b in unique[i + 1 :]:
+            c = None
+            if cos is not None and a in cos_at and b in cos_at:
+                c = float(cos[cos_at[a], cos_at[b]])
+            if _near(
+                toks[a],
+                toks[b],
+                bags[a],
+                bags[b],
+                c,
+                jaccard_threshold=JACCARD_THRESHOLD,
+                cosine_threshold=COSINE_THRESHOLD,
+                min_shared=MIN_SHARED,
+            ):
+                found[a].add(b)
+                found[b].add(a)
+    return {d: frozenset(v) for d, v in found.items()}
+
+
+_WORDS = ["the", "api", "port", "8080", "9090", "not", "listens", "on", "cache", "a", "b", "c"]
+
+
+@given(
+    st.lists(
+        st.lists(st.sampled_from(_WORDS), min_size=0, max_size=12).map(" ".join),
+        min_size=2,
+        max_size=14,
+    ),
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.lists(st.sampled_from([0.0, 1.0, -1.0, 0.5, 0.99, 0.01]), min_size=3, max_size=3),
+        ),
+        min_size=14,
+        max_size=14,
+    ),
+)
+@example(
+    ["the api listens on port 8080", "the api listens on port 9090", "a b c", "cache", ""],
+    [[1.0, 0.0, 0.0], None, [0.99, 0.01, 0.0], [1.0, 0.0, 0.01]] + [None] * 10,
+)
+@settings(deadline=None)
+def test_near_map_arrays_equal_pairwise(texts: list[str], vecs: list[list[float] | None]) -> None:
+    """The array decision of near_map equals asking `_near` of every pair."""
+    from memhtml.domain.neardup import near_map
+
+    docs = [f"d{i}" for i in range(len(texts))]
+    by_doc = dict(zip(docs, texts, strict=True))
+    vectors = {d: v for d, v in zip(docs, vecs, strict=False) if v is not None}
+    expected = _near_map_pairwise(docs, by_doc, vectors)
+    if texts[:2] == ["the api listens on port 8080", "the api listens on port 9090"]:
+        assert "d1" in expected["d0"] and "d3" in expected["d0"]  # the example exercises both rules
+    assert near_map(docs, by_doc, vectors) == expected
+    assert near_map(docs, by_doc) == _near_map_pairwise(docs, by_doc, {})

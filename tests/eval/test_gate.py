@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -212,9 +211,7 @@ def test_live_without_credentials_is_skipped(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     _no_aws(monkeypatch, tmp_path)
-    started = time.perf_counter()
     report = run_gate("live")
-    assert time.perf_counter() - started < 10
     assert report.skipped is True and report.passed is None
     assert report.reason and "credentials" in report.reason
     report.raise_for_failure()  # a skip is not a failure...
@@ -231,9 +228,7 @@ def test_live_with_garbage_credentials_and_no_network_is_skipped(
     monkeypatch.setenv("https_proxy", "http://127.0.0.1:9")
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
-    started = time.perf_counter()
     report = run_gate("live")
-    assert time.perf_counter() - started < 15
     assert report.skipped is True and report.passed is None
     assert report.reason and "unreachable" in report.reason
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -122,13 +121,11 @@ def test_a_declared_charset_other_than_utf8() -> None:
     assert "encoding" in codes(doc)
 
 
-def test_fifty_megabytes_returns_fast() -> None:
+def test_fifty_megabytes_is_refused_before_parsing() -> None:
     big = b"<p>" + b"x" * (50 * 1024 * 1024)
-    started = time.perf_counter()
     doc = parse_memory(big)
     assert codes(doc) == {"too-large"}
     assert parse_memory(big.decode()).violations[0].code == "too-large"
-    assert time.perf_counter() - started < 1.0
 
 
 def test_max_bytes_is_a_parameter() -> None:

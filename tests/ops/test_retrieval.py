@@ -342,10 +342,10 @@ def test_snippet_of_real_queries_equals_the_per_term_scan(
     assert SnippetFinder(terms).snippet(body) == _snippet_oracle(body, terms)
 
 
-def test_snippet_cost_does_not_grow_with_the_number_of_query_words() -> None:
-    """1 MB body, 3,000 query words found nowhere: one pass, not 3,000 (was 2.7 s, now 0.15 s)."""
+def test_a_huge_body_and_thousands_of_absent_query_words_give_the_head() -> None:
+    """1 MB body, 3,000 query words found nowhere: the head of the body (one pass over it,
+    not 3,000; its cost was 2.7 s before and is measured in bench/, not asserted here)."""
     import random
-    import time
 
     from memhtml.index.retrieval import SnippetFinder
 
@@ -355,9 +355,7 @@ def test_snippet_cost_does_not_grow_with_the_number_of_query_words() -> None:
     body = " ".join(rng.choice(vocab) for _ in range(150_000))[:1_000_000]
     terms = [f"zz{i}q" for i in range(3000)]
     finder = SnippetFinder(terms)
-    started = time.perf_counter()
     assert finder.snippet(body) == body[:160] + "…"
-    assert time.perf_counter() - started < 1.0
 
 
 def test_oversized_queries_are_refused_before_any_work(corpus: Any) -> None:
@@ -393,13 +391,9 @@ def test_cli_refuses_an_oversized_query_with_exit_2(repo: Path) -> None:
         assert data["details"] == {"field": "query", "limit": 4096, "length": 125_000}
 
 
-def test_fts_query_is_linear_in_the_query() -> None:
-    import time
-
+def test_fts_query_of_a_huge_query_keeps_every_word() -> None:
     from memhtml.index.retrieval import fts_query
 
     words = [f"w{i}" for i in range(200_000)]
-    started = time.perf_counter()
     match = fts_query(" ".join(words))
     assert match is not None and match.count(" OR ") == len(words) - 1
-    assert time.perf_counter() - started < 2.0
