@@ -15,15 +15,16 @@ and `--version` the `help` overview, whose data carries `version` and
 
 from __future__ import annotations
 
+import errno
 import importlib
 import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, Final, NoReturn, TextIO
+from typing import Any, Final, NoReturn, TextIO, cast
 
 from memhtml import __version__
-from memhtml.cli.spec import Command
+from memhtml.cli.spec import Command, Param
 from memhtml.cli.table import COMMANDS, GLOBAL_PARAMS, command_by_words
 from memhtml.contracts.envelope import failure, render, success
 from memhtml.contracts.errors import (
@@ -74,6 +75,7 @@ def _global_flags(argv: Sequence[str]) -> tuple[bool, bool]:
 
 
 _HELP_FLAGS: Final = ("--help", "-h")
+_COMPLETE_VAR: Final = "_MEMHTML_COMPLETE"  # typer's shell-completion switch for prog "memhtml"
 _VERSION_FLAG: Final = "--version"
 
 
@@ -209,6 +211,137 @@ def _run_command(cmd: Command, params: dict[str, Any], out: _Outcome, stdout: Te
             out.human = human(data)
 
 
+def _plain_params(cmd: Command, argv: Sequence[str]) -> dict[str, Any] | None:
+    """The parameters typer would pass for an ordinary command line, or None.
+
+    Importing typer and building even one command costs a cold start tens of
+    milliseconds, more than a `write` spends on its own work. A command line
+    made only of the command's words, its long flags each with a plain value
+    (`--flag value`, the value not starting with `-`), its switches and its
+    positionals is read here; anything else (a refused or repeated flag, an
+    `=` spelling, a value that needs a conversion rule, a missing required
+    parameter) goes to typer, which answers or refuses it as before.
+    tests/cli/test_plain_parse.py checks that both read every line alike.
+    """
+    if os.environ.get(_COMPLETE_VAR) is not None:
+        return None  # a shell-completion request is typer's
+    if tuple(argv[: len(cmd.words)]) != cmd.words:
+        return None
+    params = (*cmd.params, *GLOBAL_PARAMS)
+    flags: dict[str, tuple[Param, bool]] = {}
+    for p in params:
+        if not p.positional:
+            flags[p.cli_flag] = (p, True)
+            if p.type == "bool" and p.default is None:  # tri-state: --x / --no-x
+                flags["--no-" + p.cli_flag[2:]] = (p, False)
+    positionals = [p for p in cmd.params if p.positional]
+    if any(p.multiple for p in positionals):
+        return None
+    values: dict[str, Any] = {}
+    loose: list[str] = []
+    tokens = list(argv[len(cmd.words) :])
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if not token.startswith("-") or token == "-":
+            loose.append(token)
+            continue
+        found = flags.get(token)
+        if found is None:
+            return None
+        p, on = found
+        if p.type == "bool":
+            if p.name in values:
+                return None
+            values[p.name] = on
+            continue
+        if i == len(tokens) or tokens[i].startswith("-"):
+            return None
+        value = _plain_value(p, tokens[i])
+        i += 1
+        if value is None:
+            return None
+        if p.multiple:
+            values.setdefault(p.name, []).append(value)
+        elif p.name in values:
+            return None
+        else:
+            values[p.name] = value
+    if len(loose) > len(positionals):
+        return None
+    for p, token in zip(positionals, loose, strict=False):
+        value = _plain_value(p, token)
+        if value is None:
+            return None
+        values[p.name] = value
+    out: dict[str, Any] = {}
+    for p in params:
+        if p.name in values:
+            out[p.name] = values[p.name]
+        elif p.required:
+            return None
+        elif p.type == "bool" and not p.multiple and p.default is not None:
+            out[p.name] = bool(p.default)
+        else:
+            out[p.name] = p.default
+    return out
+
+
+def _plain_value(p: Param, token: str) -> Any:
+    """`token` as `p`'s type when its spelling is plain (None: typer must convert it)."""
+    if p.type == "str":
+        return token
+    if not token.isascii():
+        return None
+    if p.type == "int":
+        return int(token) if token.isdigit() else None
+    if p.type == "float":
+        whole, _, frac = token.partition(".")
+        return float(token) if whole.isdigit() and (not frac or frac.isdigit()) else None
+    return None
+
+
+def _run_plain(cmd: Command, params: dict[str, Any], out: _Outcome, stdout: TextIO) -> None:
+    """`_run_command` for a line read without typer, with the outcomes typer's `main` gives
+    a command's exceptions (it ran the command before; see typer.core._main)."""
+    try:
+        _run_command(cmd, params, out, stdout)
+    except EOFError as exc:
+        sys.stderr.write("\n")
+        sys.stderr.flush()
+        raise UsageError("aborted") from exc
+    except KeyboardInterrupt:
+        return  # typer answers Exit(130) as a return value: no result
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        from typer._click.utils import PacifyFlushWrapper
+
+        sys.stdout = cast(TextIO, PacifyFlushWrapper(sys.stdout))
+        sys.stderr = cast(TextIO, PacifyFlushWrapper(sys.stderr))
+        sys.exit(1)
+
+
+def _run_typer(target: Command | None, app_argv: list[str], out: _Outcome, stdout: TextIO) -> None:
+    """Parse with typer (the one command `target`, or the whole app) and run the command."""
+    from typer.main import get_command
+
+    from memhtml.cli.app import build_app
+
+    click_cmd = get_command(build_app(lambda c, p: _run_command(c, p, out, stdout), target))
+    try:
+        click_cmd.main(app_argv, prog_name="memhtml", standalone_mode=False)
+    except MemhtmlError:
+        raise
+    except Exception as exc:
+        if type(exc).__module__.startswith(("typer", "click")) and hasattr(exc, "exit_code"):
+            if type(exc).__name__ in ("Exit", "Abort"):
+                raise UsageError("aborted") from exc
+            raise _usage_error(exc, app_argv) from exc
+        raise
+
+
 def run(argv: Sequence[str], stdout: TextIO | None = None) -> int:
     """Run one command line; print one envelope to `stdout`; return the exit code."""
     stdout = stdout or sys.stdout
@@ -231,22 +364,12 @@ def run(argv: Sequence[str], stdout: TextIO | None = None) -> int:
             words = _words_before_flags(argv)
             argv = ["help", *words, *(a for a in argv if a in ("--dense", "--json"))]
         app_argv = argv
-        from typer.main import get_command
-
-        from memhtml.cli.app import build_app
-
         target = command_by_words(_words_before_flags(app_argv))
-        click_cmd = get_command(build_app(lambda c, p: _run_command(c, p, out, stdout), target))
-        try:
-            click_cmd.main(app_argv, prog_name="memhtml", standalone_mode=False)
-        except MemhtmlError:
-            raise
-        except Exception as exc:
-            if type(exc).__module__.startswith(("typer", "click")) and hasattr(exc, "exit_code"):
-                if type(exc).__name__ in ("Exit", "Abort"):
-                    raise UsageError("aborted") from exc
-                raise _usage_error(exc, argv) from exc
-            raise
+        plain = _plain_params(target, app_argv) if target is not None else None
+        if target is not None and plain is not None:
+            _run_plain(target, plain, out, stdout)
+        else:
+            _run_typer(target, app_argv, out, stdout)
     except MemhtmlError as err:
         out.payload = failure(err.code, err.message, err.suggestions, err.details or None)
         out.exit_code = err.exit_code
@@ -263,6 +386,11 @@ def run(argv: Sequence[str], stdout: TextIO | None = None) -> int:
         typed = as_memhtml_error(exc)
         out.payload = failure(typed.code, typed.message, typed.suggestions)
         out.exit_code = typed.exit_code
+    return _finish(out, dense, stdout)
+
+
+def _finish(out: _Outcome, dense: bool, stdout: TextIO) -> int:
+    """Print the outcome (one envelope, or a person's text) and return the exit code."""
     if out.payload is None:
         out.payload = failure("ERR_UNKNOWN", "the command produced no result")
         out.exit_code = 1

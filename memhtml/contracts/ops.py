@@ -1,25 +1,34 @@
-"""Pydantic models of the JSONL op stream (`memhtml apply`, `memory_write_batch`).
+"""The ops of the JSONL op stream (`memhtml apply`, `memory_write_batch`).
 
 The `write` op is the original memhtml's: ``{"op":"write","title":...,
 "type":...,"body":...}`` plus optional snake_case fields. We add `correct`,
 `archive` and `link`. Every line is validated before any op runs: its shape
-by the model, then what the shape cannot say (memory paths, a known link
+by the op's class, then what the shape cannot say (memory paths, a known link
 rel) by the op's `check()`, which needs neither the tree nor the index.
-Constructing a model never runs `check()`, so the single-op doors keep
-their own errors.
+Constructing an op never runs `check()`, so the single-op doors keep their
+own errors.
+
+The shape's reference is pydantic (memhtml.contracts.op_models), but pydantic
+and its model build cost a cold `memhtml write` more than its own work. So an
+op whose every field is certainly valid, spelled the ordinary way (a str for
+a string, a list of str for a list, an int in range), is built here without
+it; anything else goes to the pydantic models, which accept or refuse it and
+word the refusal exactly as before. The fast path only ever accepts a subset
+of what pydantic accepts, with the same values (tests/contracts/test_ops.py
+checks both on generated ops).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
-
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Final
 
 from memhtml.contracts.errors import InvalidOpError, InvalidPathError
 from memhtml.contracts.paths import is_archived_path, memory_path
-from memhtml.contracts.vocab import EDGE_RELS, MEMORY_TYPES, WRITABLE_MEMORY_TYPES, normalize_rel
+from memhtml.contracts.vocab import EDGE_RELS, WRITABLE_MEMORY_TYPES, normalize_rel
 
-_CONFIG = ConfigDict(extra="forbid", populate_by_name=True, str_strip_whitespace=False)
+_MISSING: Final = object()
+MAX_TITLE_CHARS: Final = 300
 
 
 def _check_path(field: str, value: str) -> str:
@@ -32,55 +41,189 @@ def _check_path(field: str, value: str) -> str:
         ) from exc
 
 
-def _as_list(value: Any) -> Any:
+# -- the fast path: (value) -> the validated value, or _MISSING when pydantic must decide ----
+def _plain_str(value: Any) -> bool:
+    # pydantic refuses a str that is not valid UTF-8 (a lone surrogate): leave those to it.
+    if type(value) is not str:
+        return False
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _str(value: Any) -> Any:
+    return value if _plain_str(value) else _MISSING
+
+
+def _opt_str(value: Any) -> Any:
+    return value if value is None or _plain_str(value) else _MISSING
+
+
+def _title(value: Any) -> Any:
+    return value if _plain_str(value) and 1 <= len(value) <= MAX_TITLE_CHARS else _MISSING
+
+
+def _type(value: Any) -> Any:
+    return value if _plain_str(value) and value in WRITABLE_MEMORY_TYPES else _MISSING
+
+
+def _opt_type(value: Any) -> Any:
+    return None if value is None else _type(value)
+
+
+def _str_list(value: Any) -> Any:
+    if type(value) is list and all(_plain_str(v) for v in value):
+        return list(value)
+    return _MISSING
+
+
+def _listed(value: Any) -> Any:
+    """A list field with the models' `_listify`: None is [], a str is [str]."""
     if value is None:
         return []
-    if isinstance(value, str):
-        return [value]
-    return value
+    return [value] if _plain_str(value) else _str_list(value)
 
 
-class WriteOp(BaseModel):
+def _listed_or_none(value: Any) -> Any:
+    """CorrectOp.body: None stays None, a str is [str]."""
+    return None if value is None else _listed(value)
+
+
+def _bool(value: Any) -> Any:
+    return value if type(value) is bool else _MISSING
+
+
+def _importance(value: Any) -> Any:
+    if value is None or (type(value) is int and 1 <= value <= 10):
+        return value
+    return _MISSING
+
+
+def _confidence(value: Any) -> Any:
+    if value is None:
+        return None
+    if type(value) in (float, int) and 0.0 <= value <= 1.0:
+        return float(value)
+    return _MISSING
+
+
+# A field: (the names it may be given by, the fast validator, its default; _MISSING = required).
+Spec = tuple[tuple[str, ...], Callable[[Any], Any], Any]
+
+
+class _Op:
+    """An op: its fields as attributes, validated on construction (see the module doc)."""
+
+    FIELDS: ClassVar[dict[str, Spec]]
+    OP: ClassVar[str]
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value, as the models were
+
+    def __init__(self, **data: Any) -> None:
+        values = self._fast(data)
+        if values is None:
+            from memhtml.contracts import op_models
+
+            model = getattr(op_models, type(self).__name__)(**data)  # raises ValidationError
+            values = {name: getattr(model, name) for name in self.FIELDS}
+        self.__dict__.update(values)
+
+    @classmethod
+    def _fast(cls, data: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The validated fields when every one is certainly valid, else None."""
+        values: dict[str, Any] = {}
+        seen = 0
+        for name, (aliases, validate, default) in cls.FIELDS.items():
+            given = [a for a in aliases if a in data]
+            if len(given) > 1:
+                return None  # two spellings of one field: pydantic's rules decide
+            if not given:
+                if default is _MISSING:
+                    return None
+                values[name] = list(default) if type(default) is list else default
+                continue
+            seen += 1
+            value = validate(data[given[0]])
+            if value is _MISSING:
+                return None
+            values[name] = value
+        return values if seen == len(data) else None  # an unknown key is pydantic's to refuse
+
+    @classmethod
+    def _from_model(cls, model: Any) -> _Op:
+        op = cls.__new__(cls)
+        op.__dict__.update({name: getattr(model, name) for name in cls.FIELDS})
+        return op
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS)
+        return f"{type(self).__name__}({fields})"
+
+
+def _op_field(op: str) -> Spec:
+    return (("op",), lambda v: v if v == op and type(v) is str else _MISSING, _MISSING)
+
+
+def _opt(name: str) -> Spec:
+    return ((name,), _opt_str, None)
+
+
+class WriteOp(_Op):
     """Write one memory. With `body` only, the body's first sentence is the claim."""
 
-    model_config = _CONFIG
-    op: Literal["write"] = "write"
-    title: Annotated[str, Field(min_length=1, max_length=300)]
-    type: str = Field(validation_alias=AliasChoices("type", "memory_type"))
-    claim: str | None = None
-    body: list[str] | None = None
-    article_html: str | None = None
-    path: str | None = None
-    strict_path: bool = False
-    workspace: str | None = None
-    tag: list[str] = Field(default_factory=list, validation_alias=AliasChoices("tag", "tags"))
-    entity: list[str] = Field(
-        default_factory=list, validation_alias=AliasChoices("entity", "entities")
-    )
-    importance: Annotated[int, Field(ge=1, le=10)] | None = None
-    confidence: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
-    event_at: str | None = None
-    valid_from: str | None = None
-    session_id: str | None = None
-    prompt_id: str | None = None
-    turn_uuid: str | None = None
-    task_status: str | None = None
-    due: str | None = None
-    author: str | None = None
-
-    @field_validator("type")
-    @classmethod
-    def _known_type(cls, value: str) -> str:
-        if value not in MEMORY_TYPES:
-            raise ValueError(f"unknown memory type {value!r}; one of {', '.join(MEMORY_TYPES)}")
-        if value not in WRITABLE_MEMORY_TYPES:
-            raise ValueError(f"memory type {value!r} is written by sleep only")
-        return value
-
-    @field_validator("tag", "entity", "body", mode="before")
-    @classmethod
-    def _listify(cls, value: Any) -> Any:
-        return _as_list(value)
+    OP = "write"
+    FIELDS: ClassVar[dict[str, Spec]] = {
+        "op": (("op",), lambda v: v if v == "write" and type(v) is str else _MISSING, "write"),
+        "title": (("title",), _title, _MISSING),
+        "type": (("type", "memory_type"), _type, _MISSING),
+        "claim": _opt("claim"),
+        "body": (("body",), _listed, None),
+        "article_html": _opt("article_html"),
+        "path": _opt("path"),
+        "strict_path": (("strict_path",), _bool, False),
+        "workspace": _opt("workspace"),
+        "tag": (("tag", "tags"), _listed, []),
+        "entity": (("entity", "entities"), _listed, []),
+        "importance": (("importance",), _importance, None),
+        "confidence": (("confidence",), _confidence, None),
+        "event_at": _opt("event_at"),
+        "valid_from": _opt("valid_from"),
+        "session_id": _opt("session_id"),
+        "prompt_id": _opt("prompt_id"),
+        "turn_uuid": _opt("turn_uuid"),
+        "task_status": _opt("task_status"),
+        "due": _opt("due"),
+        "author": _opt("author"),
+    }
+    op: str
+    title: str
+    type: str
+    claim: str | None
+    body: list[str] | None
+    article_html: str | None
+    path: str | None
+    strict_path: bool
+    workspace: str | None
+    tag: list[str]
+    entity: list[str]
+    importance: int | None
+    confidence: float | None
+    event_at: str | None
+    valid_from: str | None
+    session_id: str | None
+    prompt_id: str | None
+    turn_uuid: str | None
+    task_status: str | None
+    due: str | None
+    author: str | None
 
     def check(self) -> None:
         """An explicit path must be a memory path outside archive/ (InvalidPathError)."""
@@ -94,56 +237,68 @@ class WriteOp(BaseModel):
             )
 
 
-class CorrectOp(BaseModel):
+class CorrectOp(_Op):
     """Replace a memory: write the new one, archive the old, link both ways, one commit."""
 
-    model_config = _CONFIG
-    op: Literal["correct"]
-    target_path: str = Field(validation_alias=AliasChoices("target_path", "path"))
-    title: str | None = None
-    claim: str | None = None
-    body: list[str] | None = None
-    article_html: str | None = None
-    type: str | None = Field(default=None, validation_alias=AliasChoices("type", "memory_type"))
-    reason: str | None = None
-    session_id: str | None = None
-
-    @field_validator("body", mode="before")
-    @classmethod
-    def _listify(cls, value: Any) -> Any:
-        return None if value is None else _as_list(value)
-
-    @field_validator("type")
-    @classmethod
-    def _known_type(cls, value: str | None) -> str | None:
-        return None if value is None else WriteOp._known_type(value)
+    OP = "correct"
+    FIELDS: ClassVar[dict[str, Spec]] = {
+        "op": _op_field("correct"),
+        "target_path": (("target_path", "path"), _str, _MISSING),
+        "title": _opt("title"),
+        "claim": _opt("claim"),
+        "body": (("body",), _listed_or_none, None),
+        "article_html": _opt("article_html"),
+        "type": (("type", "memory_type"), _opt_type, None),
+        "reason": _opt("reason"),
+        "session_id": _opt("session_id"),
+    }
+    op: str
+    target_path: str
+    title: str | None
+    claim: str | None
+    body: list[str] | None
+    article_html: str | None
+    type: str | None
+    reason: str | None
+    session_id: str | None
 
     def check(self) -> None:
         """The target must be a memory path (InvalidPathError)."""
         _check_path("target_path", self.target_path)
 
 
-class ArchiveOp(BaseModel):
+class ArchiveOp(_Op):
     """Move a memory into archive/<YYYY>/<path>."""
 
-    model_config = _CONFIG
-    op: Literal["archive"]
+    OP = "archive"
+    FIELDS: ClassVar[dict[str, Spec]] = {
+        "op": _op_field("archive"),
+        "path": (("path",), _str, _MISSING),
+        "reason": _opt("reason"),
+    }
+    op: str
     path: str
-    reason: str | None = None
+    reason: str | None
 
     def check(self) -> None:
         """The path must be a memory path (InvalidPathError)."""
         _check_path("path", self.path)
 
 
-class LinkOp(BaseModel):
+class LinkOp(_Op):
     """Add an authored link SRC -rel-> DST to SRC's head."""
 
-    model_config = _CONFIG
-    op: Literal["link"]
-    src: str = Field(validation_alias=AliasChoices("src", "src_path"))
+    OP = "link"
+    FIELDS: ClassVar[dict[str, Spec]] = {
+        "op": _op_field("link"),
+        "src": (("src", "src_path"), _str, _MISSING),
+        "rel": (("rel",), _str, _MISSING),
+        "dst": (("dst", "dst_path"), _str, _MISSING),
+    }
+    op: str
+    src: str
     rel: str
-    dst: str = Field(validation_alias=AliasChoices("dst", "dst_path"))
+    dst: str
 
     def check(self) -> None:
         """A known rel (InvalidOpError), memory paths (InvalidPathError), no self-link."""
@@ -158,12 +313,26 @@ class LinkOp(BaseModel):
             raise InvalidOpError("a memory cannot link to itself", details={"field": "dst"})
 
 
-Op = Annotated[WriteOp | CorrectOp | ArchiveOp | LinkOp, Field(discriminator="op")]
-OP_ADAPTER: TypeAdapter[WriteOp | CorrectOp | ArchiveOp | LinkOp] = TypeAdapter(Op)
+AnyOp = WriteOp | CorrectOp | ArchiveOp | LinkOp
+_BY_OP: Final[dict[str, type[_Op]]] = {c.OP: c for c in (WriteOp, CorrectOp, ArchiveOp, LinkOp)}
 
 
-def parse_op(raw: dict[str, Any]) -> WriteOp | CorrectOp | ArchiveOp | LinkOp:
-    """Validate one op object; a missing `op` means `write` (the original's default)."""
+def parse_op(raw: dict[str, Any]) -> AnyOp:
+    """Validate one op object; a missing `op` means `write` (the original's default).
+
+    A refusal is pydantic's ValidationError, as the discriminated union of the
+    models words it.
+    """
     if isinstance(raw, dict) and "op" not in raw:
         raw = {**raw, "op": "write"}
-    return OP_ADAPTER.validate_python(raw)
+    kind = _BY_OP.get(raw["op"]) if isinstance(raw, dict) and type(raw.get("op")) is str else None
+    if kind is not None:
+        values = kind._fast(raw)
+        if values is not None:
+            op = kind.__new__(kind)
+            op.__dict__.update(values)
+            return op  # type: ignore[return-value]
+    from memhtml.contracts.op_models import OP_ADAPTER
+
+    model = OP_ADAPTER.validate_python(raw)
+    return _BY_OP[model.op]._from_model(model)  # type: ignore[return-value]

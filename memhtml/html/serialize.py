@@ -26,6 +26,7 @@ violation (or an optional meta the parser would drop) refuses the render.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 from collections.abc import Iterable
@@ -49,6 +50,10 @@ from memhtml.html.validate import ASCII_WS, Issues, collapse, parse_link_href
 
 INDENT: Final = "  "
 CONTENT_HASH_META: Final = "memhtml-content-hash"
+# A valid hash that no article has (its preimage would be needed): stands in for
+# the real one while the text is parsed once to compute it.
+_PLACEHOLDER_HASH: Final = "sha256:" + "0" * 64
+_HASH_MISMATCH: Final = "content-hash-mismatch"
 # C0 controls other than tab, LF, FF and CR (and DEL) do not survive an HTML parse.
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _ATTR_EXTRA: Final = str.maketrans({"\n": "&#10;", "\r": "&#13;", "\t": "&#9;", "\f": "&#12;"})
@@ -108,15 +113,23 @@ def _render(new: NewMemory) -> tuple[str, MemoryDocument]:
             scalars[CONTENT_HASH_META] = content_hash
         return _assemble(collapse(new.title), scalars, repeatables, links, article)
 
-    # The hash is computed from the article alone (a fragment parse) and checked
-    # against the full parse of the final text, which is re-assembled on the
-    # rare disagreement: one full parse per render on the write path.
-    expected = content_hash_of_article_html(article) if new.include_content_hash else None
-    text = assemble(expected)
+    # One parse per render: the text is assembled with a placeholder hash of the
+    # real one's length, and its parse reads the article's hash; the final text
+    # differs only in that meta's value, and so does its parse (the meta, and
+    # the placeholder's hash-mismatch warning). The article alone is parsed only
+    # when the full parse yields no hash (a text that is refused anyway).
+    text = assemble(_PLACEHOLDER_HASH if new.include_content_hash else None)
     parsed = parse_memory(text)
-    if new.include_content_hash and parsed.content_hash and parsed.content_hash != expected:
+    if new.include_content_hash and parsed.content_hash:
         text = assemble(parsed.content_hash)
+        parsed = _stamped(parsed, parsed.content_hash)
+    elif new.include_content_hash:
+        expected = content_hash_of_article_html(article)
+        text = assemble(expected)
         parsed = parse_memory(text)
+        if parsed.content_hash and parsed.content_hash != expected:
+            text = assemble(parsed.content_hash)
+            parsed = parse_memory(text)
     for issue in parsed.violations:
         issues.violation(issue.code, issue.message)
     for issue in parsed.warnings:
@@ -130,6 +143,15 @@ def _render(new: NewMemory) -> tuple[str, MemoryDocument]:
             details={"violations": [i.as_dict() for i in issues.violations]},
         )
     return text, parsed
+
+
+def _stamped(parsed: MemoryDocument, content_hash: str) -> MemoryDocument:
+    """The parse of a rendered text, as it reads once the placeholder hash is the real one."""
+    metas = parsed.metas
+    if CONTENT_HASH_META in metas:
+        metas = {**metas, CONTENT_HASH_META: content_hash}
+    warnings = tuple(w for w in parsed.warnings if w.code != _HASH_MISMATCH)
+    return dataclasses.replace(parsed, metas=metas, warnings=warnings)
 
 
 def _check_text_fields(new: NewMemory, issues: Issues) -> None:

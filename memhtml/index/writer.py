@@ -102,9 +102,32 @@ def upsert(conn: sqlite3.Connection, proj: Projection, indexed_at: str) -> None:
     _insert_children(conn, [proj], indexed_at)
 
 
+def insert_files(conn: sqlite3.Connection, rows: Sequence[tuple[object, ...]]) -> None:
+    """INSERT many files rows, as few multi-row statements as the variable limit allows.
+
+    Not one executemany: the FTS trigger's insert into the FTS5 table runs
+    under a statement savepoint, and FTS5 flushes its pending terms to a new
+    segment at every savepoint, so one statement per row writes one segment
+    per row (and merges them). One statement per few hundred rows writes the
+    same terms for the same rowids with a fraction of the work (about half of
+    a 1,000-memory batch's SQL time).
+    """
+    if not rows:
+        return
+    width = len(FILE_COLUMNS)
+    per = max(1, min(500, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // width))
+    tuple_marks = f"({_MARKS})"
+    for start in range(0, len(rows), per):
+        part = rows[start : start + per]
+        conn.execute(
+            f"INSERT INTO files ({_COLS}) VALUES " + ", ".join([tuple_marks] * len(part)),
+            [value for row in part for value in row],
+        )
+
+
 def bulk_insert(conn: sqlite3.Connection, projs: Sequence[Projection], indexed_at: str) -> None:
-    """Insert many files into emptied tables (rebuild)."""
-    conn.executemany(INSERT_FILE, [file_values(p, indexed_at) for p in projs])
+    """Insert many new files with their children (rebuild, a batch of new paths)."""
+    insert_files(conn, [file_values(p, indexed_at) for p in projs])
     _insert_children(conn, projs, indexed_at)
 
 

@@ -11,15 +11,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from memhtml.contracts.errors import InvalidOpError, MemhtmlError
 from memhtml.contracts.ops import ArchiveOp, CorrectOp, LinkOp, WriteOp, parse_op
 
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 AnyOp = WriteOp | CorrectOp | ArchiveOp | LinkOp
 MAX_LINE_BYTES = 4 * 1024 * 1024
+
+
+def is_validation_error(exc: BaseException) -> TypeGuard[ValidationError]:
+    """True for pydantic's ValidationError (a ValueError), without importing pydantic: only a
+    refused op loads it (memhtml.contracts.ops)."""
+    kind = type(exc)
+    return kind.__name__ == "ValidationError" and kind.__module__.startswith("pydantic")
 
 
 def _describe(exc: ValidationError) -> str:
@@ -45,8 +53,10 @@ def validate_op(raw: Mapping[str, Any] | AnyOp) -> AnyOp:
     else:
         try:
             op = parse_op(dict(raw))
-        except ValidationError as exc:
-            raise InvalidOpError(_describe(exc)) from exc
+        except ValueError as exc:
+            if is_validation_error(exc):
+                raise InvalidOpError(_describe(exc)) from exc
+            raise
     op.check()
     return op
 

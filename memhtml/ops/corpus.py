@@ -324,44 +324,45 @@ class Corpus:
                 batch = BatchChecks(self, checks, ops)
             results: list[dict[str, Any]] = []
             failure: MemhtmlError | None = None
-            for i, op in enumerate(ops):
-                if failure is not None and not continue_on_error:
-                    results.append({"index": i, "op": op.op, "ok": False, "skipped": True})
-                    continue
-                if batch is not None and i in batch.losers:
-                    results.append(batch.loser_result(i))
-                    continue
-                try:
-                    payload = (
-                        self._plan(planner, op)
-                        if batch is None
-                        else batch.plan(planner, op, i, lambda o: self._plan(planner, o))
-                    )
-                except MemhtmlError as exc:
+            with self._rendering_ahead(planner, ops):
+                for i, op in enumerate(ops):
+                    if failure is not None and not continue_on_error:
+                        results.append({"index": i, "op": op.op, "ok": False, "skipped": True})
+                        continue
+                    if batch is not None and i in batch.losers:
+                        results.append(batch.loser_result(i))
+                        continue
+                    try:
+                        payload = (
+                            self._plan(planner, op)
+                            if batch is None
+                            else batch.plan(planner, op, i, lambda o: self._plan(planner, o))
+                        )
+                    except MemhtmlError as exc:
+                        results.append(
+                            {
+                                "index": i,
+                                "op": op.op,
+                                "ok": False,
+                                "skipped": False,
+                                "code": exc.code,
+                                "error": exc.message,
+                                **({"details": exc.details} if exc.details else {}),
+                            }
+                        )
+                        failure = failure or exc
+                        continue
+                    changed = bool(payload.get("created", True)) and not payload.get("deduped")
                     results.append(
                         {
                             "index": i,
                             "op": op.op,
-                            "ok": False,
+                            "ok": True,
                             "skipped": False,
-                            "code": exc.code,
-                            "error": exc.message,
-                            **({"details": exc.details} if exc.details else {}),
+                            "changed": changed,
+                            **payload,
                         }
                     )
-                    failure = failure or exc
-                    continue
-                changed = bool(payload.get("created", True)) and not payload.get("deduped")
-                results.append(
-                    {
-                        "index": i,
-                        "op": op.op,
-                        "ok": True,
-                        "skipped": False,
-                        "changed": changed,
-                        **payload,
-                    }
-                )
             if batch is not None:
                 batch.settle_losers(results)
             if failure is not None and not continue_on_error:
@@ -405,6 +406,23 @@ class Corpus:
                 vectors=vectors,
                 checks=None if batch is None else batch.report(results, near),
             )
+
+    @contextmanager
+    def _rendering_ahead(self, planner: Planner, ops: Sequence[AnyOp]) -> Iterator[None]:
+        """While a large batch plans, its write renders run ahead on worker processes
+        (Planner.render_ahead); a small batch renders as it plans."""
+        from memhtml.contracts.ops import WriteOp
+        from memhtml.ops.writes import RENDER_AHEAD_MIN
+
+        writes = sum(isinstance(op, WriteOp) for op in ops)
+        if writes < RENDER_AHEAD_MIN:
+            yield
+            return
+        from memhtml.index.parallel import ParsePool
+
+        with ParsePool(writes, min_items=RENDER_AHEAD_MIN) as pool:
+            planner.render_ahead(ops, pool)
+            yield
 
     @contextmanager
     def _write_door(self, embed: bool) -> Iterator[tuple[Embedder | None, str, Planner]]:
@@ -497,16 +515,29 @@ class Corpus:
         """
         from memhtml.store import recovery
         from memhtml.store.files import apply_changes
+        from memhtml.store.git import PACK_THRESHOLD
 
-        parent = self.git.head()
+        parent = self.git.head_fast()  # under the lock: only a hand commit moves it
         recovery.begin(self.root, parent, changes)
+        blobs = list(dict.fromkeys(c.content for c in changes if c.content))
+        # A large batch's blobs go into one pack while the files are written.
+        packing = self.git.store_blobs(blobs) if len(blobs) >= PACK_THRESHOLD else None
         # A failure below puts the tree back and re-raises; the journal is left
         # only where that restore may not have completed (the next writer then
         # settles it, which is a no-op for paths already back at HEAD).
-        touched, undo = apply_changes(self.root, changes)  # restores itself on failure
         try:
+            touched, undo = apply_changes(self.root, changes)  # restores itself on failure
+        except BaseException:
+            if packing is not None:
+                packing.kill()
+            raise
+        try:
+            if packing is not None:
+                packing.wait()
             sha = self.git.commit_paths(touched, message, parent)
         except BaseException:
+            if packing is not None:
+                packing.kill()
             if self.git.head() == parent:  # the commit did not land: put the tree back
                 undo.restore(self.root)
                 self.git.reset_paths(touched)

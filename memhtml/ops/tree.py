@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memhtml.contracts.errors import InvalidPathError, PathNotFoundError
-from memhtml.store.files import FileChange, resolve_inside
+from memhtml.store.files import FileChange, is_file_inside, resolve_inside
 
 if TYPE_CHECKING:
     from memhtml.store.branch import CommitTree
@@ -40,15 +40,17 @@ class TreeView:
     root: Path
     _overlay: dict[str, bytes | None] = field(default_factory=dict)
     _moves: dict[str, str] = field(default_factory=dict)  # new path -> old path
-    _order: list[str] = field(default_factory=list)
+    _order: dict[str, None] = field(default_factory=dict)  # first-touched order (a set)
     _resolved: dict[str, str] = field(default_factory=dict)  # realpath cache for this batch
+    _inside: set[str] = field(default_factory=set)  # paths found inside the root this batch
     base: CommitTree | None = None  # read this commit instead of the working tree
 
     def _check(self, path: str) -> None:
         if self.base is not None:
             _tree_path(path)
-        else:
+        elif path not in self._inside:
             resolve_inside(self.root, path, self._resolved)
+            self._inside.add(path)
 
     def _committed(self, path: str) -> bool:
         """True when the layer under the overlay (working tree or base commit) holds `path`."""
@@ -60,8 +62,9 @@ class TreeView:
             return self._overlay[path] is not None
         if self.base is not None:
             return self.base.has(path)
-        target = resolve_inside(self.root, path, self._resolved)
-        return target.is_file()
+        found = is_file_inside(self.root, path, self._resolved)
+        self._inside.add(path)  # it resolved inside the root (else it raised)
+        return found
 
     def read(self, path: str) -> bytes:
         """The bytes at `path` in the view (PathNotFoundError when absent)."""
@@ -83,8 +86,7 @@ class TreeView:
         return target.read_bytes()
 
     def _touch(self, path: str) -> None:
-        if path not in self._order:
-            self._order.append(path)
+        self._order.setdefault(path)
 
     def write(self, path: str, data: bytes) -> None:
         """Pending write of `data` at `path`."""

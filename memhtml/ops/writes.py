@@ -7,10 +7,11 @@ op's result payload or raises a typed error.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.contracts.dates import parse_datetime_input
 from memhtml.contracts.errors import (
@@ -46,7 +47,14 @@ from memhtml.html import remove_link as html_remove_link
 from memhtml.html import set_meta as html_set_meta
 from memhtml.ops.tree import TreeView
 
+if TYPE_CHECKING:
+    from memhtml.index.parallel import ParsePool
+
 MAX_ORDINAL = 1000
+# Write ops a batch needs before its renders run ahead on worker processes
+# (forking and pickling cost less than they save above this), and per task.
+RENDER_AHEAD_MIN: Final = 200
+RENDER_CHUNK: Final = 100
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -64,12 +72,15 @@ def split_claim(paragraphs: Sequence[str]) -> tuple[str, tuple[str, ...]]:
 
 def _write_op(**fields: Any) -> WriteOp:
     """A WriteOp built in code; a refused field is ERR_INVALID_MEMORY."""
-    from pydantic import ValidationError
+    from memhtml.ops.batch import is_validation_error
 
     try:
         return WriteOp(**fields)
-    except ValidationError as exc:
-        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
+    except ValueError as exc:
+        if not is_validation_error(exc):
+            raise
+        errors = exc.errors()
+        first: Mapping[str, Any] = errors[0] if errors else {"loc": (), "msg": str(exc)}
         where = ".".join(str(x) for x in first.get("loc", ()))
         raise InvalidMemoryError(f"{where}: {first.get('msg', 'invalid')}") from exc
 
@@ -94,6 +105,91 @@ def _invalid(doc: MemoryDocument, what: str) -> InvalidMemoryError:
     )
 
 
+def new_memory_for(
+    op: WriteOp, now: str, *, extra_links: Sequence[tuple[str, str]] = ()
+) -> NewMemory:
+    """The NewMemory a write op describes at instant `now` (validated field by field)."""
+    body = tuple(op.body or ())
+    if op.article_html is not None:
+        if op.claim or body:
+            raise InvalidMemoryError("give either --article-html or --claim/--body, not both")
+        claim: str | None = None
+    elif op.claim is not None and op.claim.strip():
+        claim = op.claim.strip()
+    else:
+        claim, body = split_claim(body)
+        if not claim:
+            raise InvalidMemoryError(
+                "a memory needs a claim: --claim, a --body whose first sentence is the claim,"
+                " or --article-html",
+            )
+    metas: dict[str, str] = {}
+    if op.confidence is not None:
+        metas["memhtml-confidence"] = f"{op.confidence:g}"
+    if op.importance is not None:
+        metas["memhtml-importance"] = str(op.importance)
+    for name, value in (
+        ("memhtml-author", op.author),
+        ("memhtml-session", op.session_id),
+        ("memhtml-prompt", op.prompt_id),
+        ("memhtml-turn", op.turn_uuid),
+    ):
+        if value:
+            metas[name] = value
+    if op.valid_from:
+        metas["memhtml-valid-from"] = parse_datetime_input(op.valid_from, field="valid_from")
+    if op.type == "task":
+        status = op.task_status or DEFAULT_TASK_STATUS
+        if status not in TASK_STATUSES:
+            raise InvalidMemoryError(f"task status {status!r} is not one of {TASK_STATUSES}")
+        metas["memhtml-task-status"] = status
+    elif op.task_status:
+        raise InvalidMemoryError("a task status belongs on a task only")
+    if op.due:
+        metas["memhtml-due"] = parse_datetime_input(op.due, field="due")
+    event_at = parse_datetime_input(op.event_at, field="event_at") if op.event_at else None
+    return NewMemory(
+        title=" ".join(op.title.split()),
+        memory_type=op.type,
+        created=now,
+        updated=now,
+        claim=claim,
+        body=body,
+        article_html=op.article_html,
+        metas=metas,
+        entities=tuple(dict.fromkeys(parse_entity(e) for e in op.entity)),
+        tags=tuple(dict.fromkeys(t.strip() for t in op.tag if t.strip())),
+        links=tuple(extra_links),
+        event_at=event_at,
+    )
+
+
+def rendered(new: NewMemory, what: str) -> tuple[bytes, MemoryDocument]:
+    """A NewMemory's file bytes and their parse; InvalidMemoryError when it may not be written."""
+    text, doc = render_document(new)
+    data = text.encode("utf-8")
+    if len(data) > MAX_MEMORY_BYTES:
+        raise InvalidMemoryError(
+            f"{what} is {len(data)} bytes; one memory holds at most {MAX_MEMORY_BYTES}",
+            suggestions=["split it into several memories, one fact each"],
+        )
+    if not doc.ok:
+        raise _invalid(doc, what)
+    return data, doc
+
+
+def render_chunk(items: list[tuple[WriteOp, str]]) -> list[tuple[bytes, MemoryDocument] | None]:
+    """Render (op, now) pairs ahead of planning (a worker's task); None where the op fails,
+    which the planner then renders itself, raising the failure at that op's turn."""
+    out: list[tuple[bytes, MemoryDocument] | None] = []
+    for op, now in items:
+        try:
+            out.append(rendered(new_memory_for(op, now), f"memory {op.title!r}"))
+        except Exception:  # the planner meets it again at this op's turn
+            out.append(None)
+    return out
+
+
 @dataclass
 class Planner:
     """Plans ops against a tree view, for one batch under the repository lock."""
@@ -110,6 +206,8 @@ class Planner:
     vacated: set[str] = field(default_factory=set)
     # Links this batch authored (src, rel, dst): the index learns them only at commit.
     batch_links: list[tuple[str, str, str]] = field(default_factory=list)
+    # Renders started ahead (render_ahead): id(op) -> (the op, its chunk's result, position).
+    ahead: dict[int, tuple[WriteOp, Callable[[], list[Any]], int]] = field(default_factory=dict)
 
     # -- helpers ---------------------------------------------------------------
     def _doc(self, path: str) -> MemoryDocument:
@@ -155,74 +253,40 @@ class Planner:
             )
 
     def _render(self, new: NewMemory, what: str) -> tuple[bytes, MemoryDocument]:
-        text, doc = render_document(new)
-        data = text.encode("utf-8")
-        if len(data) > MAX_MEMORY_BYTES:
-            raise InvalidMemoryError(
-                f"{what} is {len(data)} bytes; one memory holds at most {MAX_MEMORY_BYTES}",
-                suggestions=["split it into several memories, one fact each"],
-            )
-        if not doc.ok:
-            raise _invalid(doc, what)
+        data, doc = rendered(new, what)
         self.docs[data] = doc
         return data, doc
 
     # -- write -------------------------------------------------------------------
     def new_memory(self, op: WriteOp, *, extra_links: Sequence[tuple[str, str]] = ()) -> NewMemory:
         """The NewMemory an op describes (validated field by field)."""
-        body = tuple(op.body or ())
-        if op.article_html is not None:
-            if op.claim or body:
-                raise InvalidMemoryError("give either --article-html or --claim/--body, not both")
-            claim: str | None = None
-        elif op.claim is not None and op.claim.strip():
-            claim = op.claim.strip()
-        else:
-            claim, body = split_claim(body)
-            if not claim:
-                raise InvalidMemoryError(
-                    "a memory needs a claim: --claim, a --body whose first sentence is the claim,"
-                    " or --article-html",
-                )
-        metas: dict[str, str] = {}
-        if op.confidence is not None:
-            metas["memhtml-confidence"] = f"{op.confidence:g}"
-        if op.importance is not None:
-            metas["memhtml-importance"] = str(op.importance)
-        for name, value in (
-            ("memhtml-author", op.author),
-            ("memhtml-session", op.session_id),
-            ("memhtml-prompt", op.prompt_id),
-            ("memhtml-turn", op.turn_uuid),
-        ):
-            if value:
-                metas[name] = value
-        if op.valid_from:
-            metas["memhtml-valid-from"] = parse_datetime_input(op.valid_from, field="valid_from")
-        if op.type == "task":
-            status = op.task_status or DEFAULT_TASK_STATUS
-            if status not in TASK_STATUSES:
-                raise InvalidMemoryError(f"task status {status!r} is not one of {TASK_STATUSES}")
-            metas["memhtml-task-status"] = status
-        elif op.task_status:
-            raise InvalidMemoryError("a task status belongs on a task only")
-        if op.due:
-            metas["memhtml-due"] = parse_datetime_input(op.due, field="due")
-        event_at = parse_datetime_input(op.event_at, field="event_at") if op.event_at else None
-        return NewMemory(
-            title=" ".join(op.title.split()),
-            memory_type=op.type,
-            created=self.now,
-            updated=self.now,
-            claim=claim,
-            body=body,
-            article_html=op.article_html,
-            metas=metas,
-            entities=tuple(dict.fromkeys(parse_entity(e) for e in op.entity)),
-            tags=tuple(dict.fromkeys(t.strip() for t in op.tag if t.strip())),
-            links=tuple(extra_links),
-            event_at=event_at,
-        )
+        return new_memory_for(op, self.now, extra_links=extra_links)
+
+    def render_ahead(self, ops: Sequence[Any], pool: ParsePool) -> None:
+        """Start rendering the batch's write ops on `pool`'s worker processes.
+
+        A render depends on the op and the instant only, so a large batch's
+        renders (most of its planning time) run on the other cores while this
+        process plans; `write` takes each result in its turn. An op planned
+        differently (replaced by a write-time check) is rendered as usual.
+        """
+        if not pool.parallel:
+            return
+        writes = [op for op in ops if isinstance(op, WriteOp)]
+        for start in range(0, len(writes), RENDER_CHUNK):
+            chunk = writes[start : start + RENDER_CHUNK]
+            job = functools.cache(pool.submit(render_chunk, [(op, self.now) for op in chunk]))
+            for k, op in enumerate(chunk):
+                self.ahead[id(op)] = (op, job, k)
+
+    def _rendered_write(self, op: WriteOp) -> tuple[bytes, MemoryDocument]:
+        entry = self.ahead.pop(id(op), None)
+        if entry is not None and entry[0] is op:
+            result = entry[1]()[entry[2]]
+            if result is not None:
+                self.docs[result[0]] = result[1]
+                return result
+        return self._render(self.new_memory(op), f"memory {op.title!r}")
 
     def _choose_path(self, op: WriteOp) -> str:
         if op.path:
@@ -242,8 +306,7 @@ class Planner:
 
     def write(self, op: WriteOp) -> dict[str, Any]:
         """Plan one write; a duplicate of an active memory is `deduped` and writes nothing."""
-        new = self.new_memory(op)
-        data, doc = self._render(new, f"memory {op.title!r}")
+        data, doc = self._rendered_write(op)
         if op.type != "task":
             holder = self._duplicate_of(doc.content_hash)
             if holder is not None:

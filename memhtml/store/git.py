@@ -9,14 +9,18 @@ short subprocesses and a rebuild reads every blob through one
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import subprocess
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from memhtml.contracts.errors import GitError, WriteConflictError
+
+log = logging.getLogger("memhtml.store")
 
 NULL_SHA: Final = "0" * 40
 COMMIT_SUBJECT_MAX: Final = 72
@@ -68,6 +72,66 @@ class StatusEntry:
     path: str
     old_path: str | None
     deleted: bool
+
+
+class _Unset:
+    """The type of `_UNSET`: an argument not given (None means something)."""
+
+
+_UNSET: Final = _Unset()
+# At or above this many objects a batch's blobs go into one pack, below it they
+# are written loose: git's own rule for a fetch (transfer.unpackLimit, 100).
+PACK_THRESHOLD: Final = 100
+
+
+class BlobImport:
+    """A running `git fast-import` that stores blobs as one pack (see `Git.store_blobs`).
+
+    Its input is a temporary file, not a pipe this process feeds: the import
+    then runs on its own, and nothing here competes for the interpreter while
+    the caller writes the working tree.
+    """
+
+    def __init__(self, git: Git, blobs: Sequence[bytes]) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by wait()
+        try:
+            with tempfile.TemporaryFile() as stream:
+                stream.write(b"".join(b"blob\ndata %d\n%b\n" % (len(data), data) for data in blobs))
+                stream.write(b"done\n")
+                stream.seek(0)
+                self._proc = subprocess.Popen(
+                    ["git", "fast-import", "--quiet", "--done"],
+                    cwd=git.root,
+                    stdin=stream,
+                    stdout=subprocess.DEVNULL,
+                    stderr=self._stderr,
+                    env=git._env(),
+                )
+        except OSError:
+            self._proc = None
+
+    def wait(self) -> bool:
+        """Wait for the import; True when every blob is stored (False: they will be written
+        loose by the commit that follows)."""
+        if self._proc is None:
+            self._stderr.close()
+            return False
+        ok = self._proc.wait() == 0
+        if not ok:
+            self._stderr.seek(0)
+            message = self._stderr.read().decode("utf-8", "replace").strip()
+            log.warning("git fast-import failed (the blobs are written loose): %s", message)
+        self._stderr.close()
+        return ok
+
+    def kill(self) -> None:
+        """Stop the import (the write is being abandoned); a partial pack is git's to discard."""
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.kill()
+            self._proc.wait()
+        self._stderr.close()
 
 
 class Git:
@@ -279,12 +343,17 @@ class Git:
             raise GitError(f"git status failed: {err.decode('utf-8', 'replace').strip()}")
         return parse_status(out)
 
-    def staged_paths(self) -> list[str]:
-        """Paths whose index entry differs from HEAD (a user's staged work)."""
-        if self.head() is None:
+    def staged_paths(self, head: str | _Unset | None = _UNSET) -> list[str]:
+        """Paths whose index entry differs from HEAD (a user's staged work).
+
+        `head` is HEAD's commit when the caller already knows it (None: unborn),
+        which saves a `rev-parse`.
+        """
+        current = self.head() if isinstance(head, _Unset) else head
+        if current is None:
             out = self.run("ls-files", "-z")
         else:
-            out = self.run("diff-index", "--cached", "--name-only", "-z", "HEAD")
+            out = self.run("diff-index", "--cached", "--name-only", "-z", current)
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\x00") if p]
 
     # -- writing -----------------------------------------------------------
@@ -299,6 +368,40 @@ class Git:
             )
             self._identity_env = {} if proc.returncode == 0 else dict(_FALLBACK_IDENTITY)
         return self._identity_env
+
+    def _commit_tree(
+        self, tree: str, parents: Sequence[str], message: str, env: dict[str, str]
+    ) -> str:
+        """`git commit-tree`; without a usable identity, the fallback one.
+
+        The identity is asked of git (`git var`) only when a commit fails, so a
+        write with a configured identity costs no extra subprocess. On success
+        `env` carries the identity used, for the reflog entry that follows.
+        """
+        args = ["commit-tree", tree, *(a for p in parents for a in ("-p", p))]
+        stdin = message.encode("utf-8")
+        if self._identity_env is None:
+            try:
+                out = self.run(*args, stdin=stdin, env=env)
+            except GitError:
+                if not self._identity():
+                    raise  # git has an identity: the failure was something else
+            else:
+                return out.decode().strip()
+        env.update(self._identity())
+        return self.run(*args, stdin=stdin, env=env).decode().strip()
+
+    def store_blobs(self, blobs: Sequence[bytes]) -> BlobImport:
+        """Start writing `blobs` into the object store as one pack (`git fast-import`).
+
+        The write doors call this for a large batch before committing it: the
+        `update-index` that stages the files then finds every object present
+        and writes none, where it would otherwise write one loose object (a
+        file and often a directory) per blob. It runs on its own while the
+        caller writes the working-tree files; `BlobImport.wait()` waits for it.
+        A failure only costs the speed: the objects are written loose then.
+        """
+        return BlobImport(self, blobs)
 
     def commit_paths(
         self,
@@ -315,8 +418,9 @@ class Git:
         if not paths:
             raise GitError("nothing to commit")
         listing = b"\x00".join(p.encode("utf-8", "surrogateescape") for p in paths) + b"\x00"
-        staged_elsewhere = [p for p in self.staged_paths() if p not in set(paths)]
-        env: dict[str, str] = dict(self._identity())
+        ours = set(paths)
+        staged_elsewhere = [p for p in self.staged_paths(expected_head) if p not in ours]
+        env: dict[str, str] = dict(self._identity_env or {})
         temp_index: Path | None = None
         if staged_elsewhere:
             # The user has staged work: build our tree in a private index from HEAD.
@@ -331,12 +435,7 @@ class Git:
         try:
             self.run("update-index", "--add", "--remove", "-z", "--stdin", stdin=listing, env=env)
             tree = self.run("write-tree", env=env).decode().strip()
-            parents = ["-p", expected_head] if expected_head else []
-            sha = (
-                self.run("commit-tree", tree, *parents, stdin=message.encode("utf-8"), env=env)
-                .decode()
-                .strip()
-            )
+            sha = self._commit_tree(tree, [expected_head] if expected_head else [], message, env)
             proc = subprocess.run(
                 [
                     "git",
