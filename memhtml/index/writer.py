@@ -25,7 +25,6 @@ _ASSIGN: Final = ", ".join(f"{c} = excluded.{c}" for c in FILE_COLUMNS if c != "
 UPSERT_FILE: Final = (
     f"INSERT INTO files ({_COLS}) VALUES ({_MARKS}) ON CONFLICT(path) DO UPDATE SET {_ASSIGN}"
 )
-INSERT_FILE: Final = f"INSERT INTO files ({_COLS}) VALUES ({_MARKS})"
 CHILD_TABLES: Final[tuple[str, ...]] = (
     "file_tags",
     "file_entities",

@@ -245,7 +245,7 @@ class Night:
     def _check_changes(self, changes: Sequence[FileChange], ctx: SleepContext) -> dict[bytes, Any]:
         """Every memory a phase writes parses clean; a file the index skipped is never rewritten."""
         from memhtml.index.indexer import indexable
-        from memhtml.sleep.parallel import parse_many
+        from memhtml.index.parallel import parse_many
 
         docs: dict[bytes, Any] = {}
         bad: list[str] = []

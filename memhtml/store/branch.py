@@ -23,7 +23,7 @@ from typing import IO, Final
 
 from memhtml.contracts.errors import GitError, WriteConflictError
 from memhtml.store.files import FileChange
-from memhtml.store.git import NULL_SHA, Git, blob_sha
+from memhtml.store.git import NULL_SHA, Git, blob_sha, fast_import_stream
 
 _FALLBACK_IDENTITY: Final = {
     "GIT_AUTHOR_NAME": "memhtml",
@@ -335,8 +335,7 @@ class BranchWriter:
         """
         if not contents:
             return []
-        stream = b"".join(b"blob\ndata %d\n" % len(data) + data + b"\n" for data in contents)
-        self.git.run("fast-import", "--quiet", "--done", stdin=stream + b"done\n")
+        self.git.run("fast-import", "--quiet", "--done", stdin=fast_import_stream(contents))
         return [blob_sha(data) for data in contents]
 
     def commit(self, parent: str, changes: Sequence[FileChange], message: str) -> str:

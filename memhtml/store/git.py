@@ -84,6 +84,11 @@ _UNSET: Final = _Unset()
 PACK_THRESHOLD: Final = 100
 
 
+def fast_import_stream(blobs: Sequence[bytes]) -> bytes:
+    """The `git fast-import --done` input that stores `blobs` (no marks, no commits)."""
+    return b"".join(b"blob\ndata %d\n%b\n" % (len(data), data) for data in blobs) + b"done\n"
+
+
 class BlobImport:
     """A running `git fast-import` that stores blobs as one pack (see `Git.store_blobs`).
 
@@ -97,8 +102,7 @@ class BlobImport:
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by wait()
         try:
             with tempfile.TemporaryFile() as stream:
-                stream.write(b"".join(b"blob\ndata %d\n%b\n" % (len(data), data) for data in blobs))
-                stream.write(b"done\n")
+                stream.write(fast_import_stream(blobs))
                 stream.seek(0)
                 self._proc = subprocess.Popen(
                     ["git", "fast-import", "--quiet", "--done"],
