@@ -175,7 +175,6 @@ def _claims(git: Git, path: str) -> dict[str, str | None]:
 
 def _integrate(corpus: Corpus, remote: str, branch: str, theirs: str | None) -> str:
     """Bring `theirs` into HEAD: the mode used; ERR_SYNC_CONFLICT leaves the merge open."""
-    from memhtml.store.branch import identity_env
 
     git = corpus.git
     head = git.head()
@@ -183,7 +182,7 @@ def _integrate(corpus: Corpus, remote: str, branch: str, theirs: str | None) -> 
         return "up-to-date"
     if head is not None and git.is_ancestor(theirs, head):
         return "up-to-date"
-    env = identity_env(git)
+    env = git.identity_env()
     if head is None or git.is_ancestor(head, theirs):
         git.run("merge", "--ff-only", "--quiet", theirs, env=env)
         return "fast-forward"

@@ -23,7 +23,7 @@ from memhtml.contracts.errors import (
     WriteConflictError,
 )
 from memhtml.sleep import ledger, runs
-from memhtml.store.branch import BlobReader, CommitTree, current_branch, identity_env
+from memhtml.store.branch import BlobReader, CommitTree, current_branch
 
 if TYPE_CHECKING:
     from memhtml.eval.gate import GateReport
@@ -148,7 +148,7 @@ def _fixture_summary(report: GateReport) -> dict[str, Any]:
 def _git_merge(corpus: Corpus, record: runs.RunRecord, tip: str, head: str) -> str:
     """Move main to include the branch: fast-forward, else a clean merge; the mode used."""
     git = corpus.git
-    env = identity_env(git)
+    env = git.identity_env()
     ref = runs.ref_of(record.run_id)
     if git.is_ancestor(head, tip):
         git.run("merge", "--ff-only", "--quiet", ref, env=env)

@@ -25,29 +25,11 @@ from memhtml.contracts.errors import GitError, WriteConflictError
 from memhtml.store.files import FileChange
 from memhtml.store.git import NULL_SHA, Git, blob_sha, fast_import_stream
 
-_FALLBACK_IDENTITY: Final = {
-    "GIT_AUTHOR_NAME": "memhtml",
-    "GIT_AUTHOR_EMAIL": "memhtml@localhost",
-    "GIT_COMMITTER_NAME": "memhtml",
-    "GIT_COMMITTER_EMAIL": "memhtml@localhost",
-}
 FILE_MODE: Final = "100644"
 READ_AHEAD: Final = 128  # files fetched after a cache miss, in path order
 # Names written to cat-file per round trip: well under a pipe's 64 KiB, so
 # writing a round never blocks on git's unread output.
 _ROUND_BYTES: Final = 16 * 1024
-
-
-def identity_env(git: Git) -> dict[str, str]:
-    """A committer identity for plumbing commits (memhtml's own when git has none)."""
-    proc = subprocess.run(
-        ["git", "var", "GIT_COMMITTER_IDENT"],
-        cwd=git.root,
-        capture_output=True,
-        env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
-        check=False,
-    )
-    return {} if proc.returncode == 0 else dict(_FALLBACK_IDENTITY)
 
 
 def ref_sha(git: Git, ref: str) -> str | None:
@@ -302,7 +284,6 @@ class BranchWriter:
     ref: str
     workdir: Path
     _seeded: str | None = None
-    _identity: dict[str, str] | None = None
     written: dict[str, str | None] = field(default_factory=dict)
 
     @property
@@ -311,9 +292,7 @@ class BranchWriter:
         return self.workdir / "git-index"
 
     def _env(self) -> dict[str, str]:
-        if self._identity is None:
-            self._identity = identity_env(self.git)
-        return {**self._identity, "GIT_INDEX_FILE": str(self.index_file)}
+        return {**self.git.identity_env(), "GIT_INDEX_FILE": str(self.index_file)}
 
     def reset(self) -> None:
         """Forget the private index (the next commit seeds it from its parent again)."""

@@ -361,7 +361,9 @@ class Git:
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\x00") if p]
 
     # -- writing -----------------------------------------------------------
-    def _identity(self) -> dict[str, str]:
+    def identity_env(self) -> dict[str, str]:
+        """A committer identity for commits made with plumbing: {} when git has one,
+        memhtml's own otherwise (asked of `git var` once per Git)."""
         if self._identity_env is None:
             proc = subprocess.run(
                 ["git", "var", "GIT_COMMITTER_IDENT"],
@@ -371,7 +373,7 @@ class Git:
                 check=False,
             )
             self._identity_env = {} if proc.returncode == 0 else dict(_FALLBACK_IDENTITY)
-        return self._identity_env
+        return dict(self._identity_env)  # a copy: callers add to their env
 
     def _commit_tree(
         self, tree: str, parents: Sequence[str], message: str, env: dict[str, str]
@@ -388,11 +390,11 @@ class Git:
             try:
                 out = self.run(*args, stdin=stdin, env=env)
             except GitError:
-                if not self._identity():
+                if not self.identity_env():
                     raise  # git has an identity: the failure was something else
             else:
                 return out.decode().strip()
-        env.update(self._identity())
+        env.update(self.identity_env())
         return self.run(*args, stdin=stdin, env=env).decode().strip()
 
     def store_blobs(self, blobs: Sequence[bytes]) -> BlobImport:
