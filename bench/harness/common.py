@@ -401,6 +401,7 @@ def merge_captures(captures: Sequence[ArmCapture]) -> ArmCapture | None:
         merged.degraded.update(c.degraded)
         merged.vectors.update(c.vectors)
         merged.docs.update(c.docs)
+        merged.anchors.update(c.anchors)
     return merged
 
 

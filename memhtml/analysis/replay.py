@@ -27,10 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from memhtml.contracts.vocab import ARMS, DEFAULT_RRF_K, DEFAULT_WEIGHTS
+from memhtml.contracts.vocab import ARMS, DEFAULT_RRF_K, DEFAULT_TIME_WEIGHT, DEFAULT_WEIGHTS
 from memhtml.domain.mmr import mmr
 from memhtml.domain.neardup import arbitrate_scored, near_map
 from memhtml.domain.rrf import rrf
+from memhtml.domain.temporal import day_of, focus_scored, resolve
 from memhtml.index.retrieval import ARM_LIMIT, POOL_FACTOR, resolve_weights
 
 if TYPE_CHECKING:
@@ -45,17 +46,21 @@ FUSED_FRAME_COLUMNS: Final[tuple[str, ...]] = ("query_id", "rank", "path", "scor
 
 @dataclass(frozen=True)
 class FusionConfig:
-    """One way to fuse: weights per arm, RRF k, MMR lambda (None or 1.0: no MMR)."""
+    """One way to fuse: weights per arm, RRF k, MMR lambda (None or 1.0: no MMR), the
+    near-duplicate arbitration and the time-expression list's weight (0: off)."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     k: int = DEFAULT_RRF_K
     mmr_lambda: float | None = None
     near_duplicates: bool = True
+    time_weight: float = DEFAULT_TIME_WEIGHT
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", resolve_weights(self.weights))
         if self.k < 1:
             raise ValueError("k must be >= 1")
+        if self.time_weight < 0:
+            raise ValueError("time_weight must be >= 0")
         if self.mmr_lambda is not None and not 0.0 <= self.mmr_lambda <= 1.0:
             raise ValueError("mmr_lambda must be within [0, 1]")
 
@@ -69,7 +74,8 @@ class FusionConfig:
         w = " ".join(f"{a}={self.weights[a]:g}" for a in ARMS)
         lam = "off" if not self.uses_mmr else f"{self.mmr_lambda:g}"
         nd = "" if self.near_duplicates else " neardup=off"
-        return f"{w} k={self.k} mmr={lam}{nd}"
+        tw = "" if self.time_weight == DEFAULT_TIME_WEIGHT else f" time={self.time_weight:g}"
+        return f"{w} k={self.k} mmr={lam}{nd}{tw}"
 
     def to_data(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -78,6 +84,7 @@ class FusionConfig:
             "k": self.k,
             "mmr_lambda": self.mmr_lambda,
             "near_duplicates": self.near_duplicates,
+            "time_weight": self.time_weight,
         }
 
 
@@ -91,19 +98,32 @@ def fuse(
     query: str = "",
     near: Mapping[str, frozenset[str]] | None = None,
     memo: dict[tuple[str, str], bool] | None = None,
+    anchor: str | None = None,
 ) -> list[str]:
     """One query's ranking under `config`, the way `memhtml.ops.query.search` ranks.
 
     RRF over the arms (lists, or path -> rank where ranks are shared); then,
-    over the first limit*POOL_FACTOR, near-duplicate arbitration (when `docs`
-    gives each memory's claim and time and the config enables it) and MMR
-    (when lambda < 1 and vectors are available).
+    over the first limit*POOL_FACTOR (limit when neither of the next two
+    runs), the query's time expression as one more list (resolved against
+    `anchor`, the day search counted from; over `docs`' times),
+    near-duplicate arbitration (when `docs` gives each memory's claim and
+    time and the config enables it) and MMR (when lambda < 1 and vectors are
+    available).
     """
     fused = rrf(arms, config.weights, config.k)
     arbitrating = config.near_duplicates and docs is not None
-    if not (arbitrating or config.uses_mmr) or len(fused) < 2:
-        return [f.doc for f in fused[:limit]]
-    scored = [(f.doc, f.score) for f in fused[: limit * POOL_FACTOR]]
+    pooled = arbitrating or config.uses_mmr
+    scored = [(f.doc, f.score) for f in fused[: limit * POOL_FACTOR if pooled else limit]]
+    if config.time_weight > 0 and docs:
+        scored = focus_scored(
+            scored,
+            {d: docs[d][1] for d, _ in scored if d in docs},
+            resolve(query, day_of(anchor)),
+            weight=config.time_weight,
+            k=config.k,
+        )
+    if not pooled or len(fused) < 2:
+        return [d for d, _ in scored[:limit]]
     if arbitrating and docs is not None:
         scored = arbitrate_scored(
             scored,
@@ -134,6 +154,7 @@ class ArmCapture:
     vectors: dict[str, Any] = field(default_factory=dict)
     degraded: dict[str, bool] = field(default_factory=dict)
     docs: dict[str, dict[str, tuple[str, str | None]]] = field(default_factory=dict)
+    anchors: dict[str, str | None] = field(default_factory=dict)  # the day search counted from
     # the near-duplicate relation per query, computed once for every configuration replayed
     _near: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict, repr=False)
     _told: dict[str, dict[tuple[str, str], bool]] = field(default_factory=dict, repr=False)
@@ -153,6 +174,7 @@ class ArmCapture:
             str(p): (str(d.get("text", "")), d.get("time"))
             for p, d in (captured.get("docs") or {}).items()
         }
+        self.anchors[query_id] = captured.get("anchor")
         self.sql_fused[query_id] = tuple((str(p), float(s)) for p, s in captured["fused"])
         self.degraded[query_id] = bool(captured.get("degraded"))
 
@@ -196,6 +218,7 @@ class ArmCapture:
             query=self.queries[query_id],
             near=self._near_for(query_id),
             memo=self._told.setdefault(query_id, {}),
+            anchor=self.anchors.get(query_id),
         )
 
     def rankings(
@@ -206,8 +229,9 @@ class ArmCapture:
         return {q: self.ranking(q, config, limit) for q in ids}
 
     def capture_config(self) -> FusionConfig:
-        """The fused statement's own order: the capture's weights and k, no MMR, no arbitration."""
-        return FusionConfig(self.weights, self.k, None, near_duplicates=False)
+        """The fused statement's own order: the capture's weights and k, no MMR, no arbitration,
+        no time list."""
+        return FusionConfig(self.weights, self.k, None, near_duplicates=False, time_weight=0.0)
 
     # -- frames ------------------------------------------------------------------
     def arm_frame(self) -> pl.DataFrame:
@@ -247,7 +271,7 @@ class ArmCapture:
         )
 
     def query_frame(self) -> pl.DataFrame:
-        """(query_id, query, degraded)."""
+        """(query_id, query, degraded, anchor)."""
         import polars as pl
 
         return pl.DataFrame(
@@ -255,8 +279,14 @@ class ArmCapture:
                 "query_id": list(self.queries),
                 "query": list(self.queries.values()),
                 "degraded": [self.degraded.get(q, False) for q in self.queries],
+                "anchor": [self.anchors.get(q) for q in self.queries],
             },
-            schema={"query_id": pl.String, "query": pl.String, "degraded": pl.Boolean},
+            schema={
+                "query_id": pl.String,
+                "query": pl.String,
+                "degraded": pl.Boolean,
+                "anchor": pl.String,
+            },
         )
 
     def replay_frame(
@@ -331,6 +361,8 @@ class ArmCapture:
             arm_limit=int(meta["arm_limit"]),
             degraded=dict(zip(queries["query_id"], queries["degraded"], strict=True)),
         )
+        if "anchor" in queries.columns:
+            cap.anchors = dict(zip(queries["query_id"], queries["anchor"], strict=True))
         arms = pl.read_parquet(out_dir / "arms.parquet").sort(["query_id", "arm", "rank"])
         for (q, arm), part in arms.group_by(["query_id", "arm"], maintain_order=True):
             cap.arms[str(q)][str(arm)] = dict(

@@ -344,6 +344,12 @@ _SEARCH_TUNING: Final = (
         minimum=0.0,
         maximum=1.0,
     ),
+    Param(
+        "time_weight",
+        "weight of the time the query names ('in May 2023', 'last week'); 0 = off",
+        type="float",
+        minimum=0.0,
+    ),
 )
 
 COMMANDS = (

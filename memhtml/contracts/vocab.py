@@ -140,7 +140,8 @@ DATETIME_METAS: Final[frozenset[str]] = frozenset(
 # Retrieval defaults (weights per arm, RRF k), shared by SQL and the notebooks.
 ARMS: Final[tuple[str, ...]] = ("fts", "vector", "recency", "salience")
 # Measured, not inherited: the original's 1.0 / 1.0 / 0.5 / 0.4 at k = 60 gave
-# LoCoMo evidence recall@10 64.5; these give 70.9 with the FactConsolidation
+# LoCoMo evidence recall@10 64.5; these give 70.9 (both on the `context` unit,
+# a turn with the previous one; docs/research.md) with the FactConsolidation
 # and discrimination-gate targets still met (docs/design.md, section 10).
 DEFAULT_WEIGHTS: Final[dict[str, float]] = {
     "fts": 1.5,
@@ -150,6 +151,11 @@ DEFAULT_WEIGHTS: Final[dict[str, float]] = {
 }
 DEFAULT_RRF_K: Final = 10
 DEFAULT_MMR_LAMBDA: Final = 0.7
+# A query that names a time ("in May 2023", "last week"): the fused candidates
+# whose time falls inside it count as one more ranked list of this weight
+# (memhtml.domain.temporal.focus_scored); 0 turns it off. docs/research.md has
+# the measurement.
+DEFAULT_TIME_WEIGHT: Final = 1.0
 
 # Limits on what one memory may be.
 MAX_MEMORY_BYTES: Final = 1_048_576

@@ -12,8 +12,9 @@ anchor's; "last month" the calendar month before; "N days ago" the single
 day; "N weeks ago" the ISO week that holds the day N weeks back.
 
 `in_interval_order` turns an interval into an extra ranked list over a
-fused candidate list (the candidates whose event day falls inside, in their
-fused order), which fuses as one more RRF arm.
+fused candidate list (the candidates whose day falls inside, in their fused
+order), and `focus_scored` fuses it as one more RRF list: search and the
+offline replay both call it, on the same candidates, so they rank alike.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Final
+
+from memhtml.domain.rrf import rrf_contribution
 
 MONTHS: Final = {
     name: i
@@ -192,3 +195,41 @@ def in_interval_order(
 ) -> list[str]:
     """The candidates whose day falls inside `interval`, in their given order."""
     return [doc for doc in ranked if (d := days.get(doc)) is not None and interval.contains(d)]
+
+
+def day_of(value: str | None) -> date | None:
+    """The calendar day of an ISO date or datetime string (its first ten characters), or None."""
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value[:10])
+    except ValueError:
+        return None
+
+
+def focus_scored(
+    scored: Sequence[tuple[str, float]],
+    times: Mapping[str, str | None],
+    interval: Interval | None,
+    *,
+    weight: float,
+    k: int,
+) -> list[tuple[str, float]]:
+    """Fused candidates (best first) with the interval's list fused in, best first again.
+
+    The candidates whose time (`times`: ISO strings, a memory's event time or
+    else its update time) falls inside `interval` form one more ranked list in
+    their fused order; the r-th of them gains ``weight / (k + r)``, as an RRF
+    arm would. The sort is stable, so equal scores keep the order they came
+    in (the fused tie-break). No interval, no weight: the input, unchanged.
+    """
+    if interval is None or weight <= 0:
+        return list(scored)
+    days = {doc: day_of(times.get(doc)) for doc, _ in scored}
+    inside = in_interval_order([doc for doc, _ in scored], days, interval)
+    if not inside:
+        return list(scored)
+    bonus = {doc: rrf_contribution(r, weight, k) for r, doc in enumerate(inside, start=1)}
+    out = [(doc, score + bonus.get(doc, 0.0)) for doc, score in scored]
+    out.sort(key=lambda pair: -pair[1])
+    return out

@@ -224,6 +224,9 @@ class SearchResult:
     mmr_lambda: float | None
     vector_coverage: float | None = None
     index_fresh: bool = True
+    # The time the query named, as resolved ({expression, start, end}: days, end
+    # exclusive), when it lifted the memories of that time; else None.
+    time_interval: dict[str, str] | None = None
 
     def to_data(self) -> dict[str, Any]:
         """The envelope payload."""
@@ -238,6 +241,7 @@ class SearchResult:
             "mmr_lambda": self.mmr_lambda,
             "vector_coverage": self.vector_coverage,
             "index_fresh": self.index_fresh,
+            "time_interval": self.time_interval,
         }
 
 

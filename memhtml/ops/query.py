@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.contracts.errors import InvalidFlagError, MemhtmlError
-from memhtml.contracts.vocab import DEFAULT_MMR_LAMBDA, DEFAULT_RRF_K
+from memhtml.contracts.vocab import DEFAULT_MMR_LAMBDA, DEFAULT_RRF_K, DEFAULT_TIME_WEIGHT
 from memhtml.index.retrieval import (
     ARM_LIMIT,
     DEFAULT_LIMIT,
@@ -280,9 +280,14 @@ def search(
     arm_limit: int = ARM_LIMIT,
     near_duplicates: bool | None = None,
     rerank_pool: int | None = None,
+    time_weight: float | None = None,
     **filters: Any,
 ) -> SearchResult:
-    """Rank memories for `query`: RRF over the four arms in one statement, then MMR."""
+    """Rank memories for `query`: RRF over the four arms in one statement, then MMR.
+
+    Between the two, a query that names a time lifts the candidates of that
+    time (`focus_on_time`), and near-duplicates are arbitrated.
+    """
     if not query or not query.strip():
         raise InvalidFlagError("the query is empty")
     check_query(query)
@@ -322,6 +327,14 @@ def search(
         config.get("near_duplicates", True) if near_duplicates is None else near_duplicates
     )
     hits = rows_to_hits(rows, query, w, k_value, explain, snippets=False)
+    hits, interval = focus_on_time(
+        corpus,
+        hits,
+        query,
+        weight=_time_weight(config, time_weight),
+        k=k_value,
+        explain=explain,
+    )
     vectors = _content_vectors(corpus, [h.content_hash for h in hits]) if qvec is not None else {}
     if arbitrate_on and len(hits) > 1:
         hits = arbitrate_near_duplicates(hits, vectors, query=query, explain=explain)
@@ -350,8 +363,64 @@ def search(
         mmr_lambda=lam,
         vector_coverage=share,
         index_fresh=fresh,
+        time_interval=interval,
     )
     return result
+
+
+def _time_weight(config: Mapping[str, Any], explicit: float | None) -> float:
+    """The time-expression list's weight (call, repo config `time_weight`, default)."""
+    raw = explicit if explicit is not None else config.get("time_weight", DEFAULT_TIME_WEIGHT)
+    value = float(raw)
+    if value < 0:
+        raise InvalidFlagError("time_weight must be >= 0")
+    return value
+
+
+def query_anchor(corpus: Corpus) -> Any:
+    """The day a relative time expression ("last week") counts from: the corpus clock's."""
+    from memhtml.domain.temporal import day_of
+
+    return day_of(corpus.clock())
+
+
+def focus_on_time(
+    corpus: Corpus, hits: list[Hit], query: str, *, weight: float, k: int, explain: bool
+) -> tuple[list[Hit], dict[str, str] | None]:
+    """Fuse the query's time expression in as one more ranked list over the candidates.
+
+    memhtml.domain.temporal resolves the expression ("in May 2023", "3 days
+    ago": relative ones against the corpus clock) and `focus_scored` adds the
+    list; the replay (memhtml.analysis.replay.fuse) calls the same function.
+    With explain, a hit's gain is its `time_expression` adjustment.
+    """
+    from memhtml.domain.temporal import focus_scored, resolve
+
+    interval = resolve(query, query_anchor(corpus)) if weight > 0 and hits else None
+    if interval is None:
+        return hits, None
+    scored = focus_scored(
+        [(h.path, h.score) for h in hits],
+        {h.path: h.event_at or h.updated_at for h in hits},
+        interval,
+        weight=weight,
+        k=k,
+    )
+    by_path = {h.path: h for h in hits}
+    out = []
+    for path, score in scored:
+        hit = by_path[path]
+        if score != hit.score:
+            if explain:
+                hit.adjustments["time_expression"] = score - hit.score
+            hit.score = score
+        out.append(hit)
+    described = {
+        "expression": interval.expression,
+        "start": interval.start.isoformat(),
+        "end": interval.end.isoformat(),
+    }
+    return out, described
 
 
 def arbitrate_near_duplicates(
@@ -542,6 +611,9 @@ def capture_arms(
         "arm_ranks": ranks,
         # what near-duplicate arbitration reads: the claim and the time of each
         "docs": {r[0]: {"text": r[2], "time": r[7] or r[6]} for r in rows},
+        # what the time-expression list reads: the day relative expressions count from
+        "anchor": str(query_anchor(corpus) or "") or None,
+        "time_weight": _time_weight(fusion.config, None),
         "arms_ran": arms,
         # exact scores in the shared order, as search ranks them
         "fused": [(h.path, h.score) for h in rows_to_hits(rows, query, w, k_value, False)],

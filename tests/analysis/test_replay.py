@@ -88,3 +88,88 @@ def test_fuse_zero_weights_and_config_validation() -> None:
     with pytest.raises(ValueError):
         FusionConfig(mmr_lambda=1.5)
     assert FusionConfig(mmr_lambda=1.0).uses_mmr is False
+
+
+TIME_QUERIES = {
+    "t0": "apple river in May 2023",
+    "t1": "coffee tea garden on 5 May 2023",
+    "t2": "python rust memory during 2023",
+    "t3": "search query fusion in March 2023",
+    "t4": "piano violin last month",  # May 2024 against the corpus clock: nothing inside
+    "t5": "harbor lantern September 9, 2023",
+}
+
+
+@pytest.fixture(scope="module")
+def time_capture(toy_corpus: Any) -> ArmCapture:
+    return capture(toy_corpus, TIME_QUERIES, arm_limit=ARM_LIMIT)  # as search(limit<=40) runs
+
+
+@pytest.mark.parametrize("mmr_lambda", [DEFAULT_MMR_LAMBDA, 1.0])
+@pytest.mark.parametrize("near_duplicates", [True, False])
+@pytest.mark.parametrize("limit", [5, 10, 40])
+def test_replay_equals_search_for_queries_naming_a_time(
+    toy_corpus: Any, time_capture: ArmCapture, limit: int, mmr_lambda: float, near_duplicates: bool
+) -> None:
+    """The time-expression list is applied alike by search and by the replay."""
+    config = FusionConfig(
+        DEFAULT_WEIGHTS, DEFAULT_RRF_K, mmr_lambda, near_duplicates=near_duplicates
+    )
+    for qid, text in TIME_QUERIES.items():
+        got = toy_corpus.search(
+            text, limit=limit, mmr_lambda=mmr_lambda, near_duplicates=near_duplicates
+        )
+        assert time_capture.ranking(qid, config, limit) == [h.path for h in got.hits], text
+
+
+def test_a_named_time_lifts_its_memories_and_is_reported(toy_corpus: Any) -> None:
+    query = TIME_QUERIES["t0"]
+    on = toy_corpus.search(query, limit=10, explain=True)
+    off = toy_corpus.search(query, limit=10, time_weight=0)
+    assert on.time_interval == {
+        "expression": "May 2023",
+        "start": "2023-05-01",
+        "end": "2023-06-01",
+    }
+    assert off.time_interval is None
+
+    def inside(hits: Any) -> int:
+        return sum(1 for h in hits if (h.event_at or "").startswith("2023-05"))
+
+    assert inside(on.hits) > inside(off.hits)
+    lifted = [h for h in on.hits if "time_expression" in h.adjustments]
+    assert lifted and all(h.event_at.startswith("2023-05") for h in lifted)
+    for h in on.hits:  # the arms' contributions plus the adjustments are the score
+        arms = sum(a["contribution"] for a in (h.arms or {}).values())
+        assert h.score == pytest.approx(arms + sum(h.adjustments.values()))
+
+
+def test_an_expression_with_nothing_inside_changes_nothing(toy_corpus: Any) -> None:
+    query = TIME_QUERIES["t4"]
+    on = toy_corpus.search(query, limit=10)
+    off = toy_corpus.search(query, limit=10, time_weight=0)
+    assert on.time_interval is not None and on.time_interval["start"] == "2024-05-01"
+    assert [h.path for h in on.hits] == [h.path for h in off.hits]
+
+
+def test_time_weight_zero_replays_without_the_list(
+    toy_corpus: Any, time_capture: ArmCapture
+) -> None:
+    config = FusionConfig(DEFAULT_WEIGHTS, DEFAULT_RRF_K, DEFAULT_MMR_LAMBDA, time_weight=0.0)
+    assert "time=0" in config.label()
+    for qid, text in TIME_QUERIES.items():
+        got = toy_corpus.search(text, limit=10, time_weight=0)
+        assert time_capture.ranking(qid, config, 10) == [h.path for h in got.hits]
+    with pytest.raises(ValueError, match="time_weight"):
+        FusionConfig(time_weight=-1)
+
+
+def test_capture_keeps_its_anchor_across_persistence(
+    time_capture: ArmCapture, tmp_path: Path
+) -> None:
+    assert set(time_capture.anchors.values()) == {"2024-06-01"}
+    time_capture.write(tmp_path / "cap")
+    back = ArmCapture.read(tmp_path / "cap")
+    assert back.anchors == time_capture.anchors
+    config = FusionConfig(DEFAULT_WEIGHTS, DEFAULT_RRF_K, DEFAULT_MMR_LAMBDA)
+    assert back.rankings(config, 10) == time_capture.rankings(config, 10)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memhtml.domain.temporal import Interval, in_interval_order, resolve
+from memhtml.domain.temporal import Interval, day_of, focus_scored, in_interval_order, resolve
 
 ANCHOR = date(2023, 5, 17)  # a Wednesday
 
@@ -91,3 +91,48 @@ def test_in_interval_order_keeps_order_and_filters(ranked: list[str], days: dict
     iv = Interval(date(2023, 5, 1), date(2023, 6, 1), "May 2023")
     got = in_interval_order(ranked, days, iv)
     assert got == [d for d in ranked if days.get(d) is not None and iv.contains(days[d])]
+
+
+_DOCS = st.lists(st.sampled_from("abcdefghij"), unique=True, max_size=10)
+
+
+@given(
+    docs=_DOCS,
+    scores=st.lists(st.floats(0, 1, allow_nan=False), min_size=10, max_size=10),
+    months=st.lists(st.integers(1, 12), min_size=10, max_size=10),
+    weight=st.one_of(st.just(0.0), st.floats(0.01, 3)),
+)
+def test_focus_scored_lifts_only_what_is_inside(
+    docs: list[str], scores: list[float], months: list[int], weight: float
+) -> None:
+    scored = sorted(zip(docs, scores, strict=False), key=lambda p: -p[1])
+    times = {d: f"2023-{m:02d}-15T10:00:00Z" for d, m in zip(docs, months, strict=False)}
+    interval = resolve("what happened in May 2023")
+    out = focus_scored(scored, times, interval, weight=weight, k=10)
+    assert [d for d, _ in sorted(out)] == [d for d, _ in sorted(scored)]  # a permutation
+    before = dict(scored)
+    for doc, score in out:
+        gained = score - before[doc]
+        assert gained >= 0
+        assert (gained > 0) == (weight > 0 and times[doc].startswith("2023-05"))
+    assert [s for _, s in out] == sorted((s for _, s in out), reverse=True)
+
+
+def test_focus_scored_without_an_interval_is_the_identity() -> None:
+    scored = [("a", 0.3), ("b", 0.2)]
+    assert focus_scored(scored, {"a": "2023-05-01"}, None, weight=1, k=10) == scored
+    assert focus_scored(scored, {"b": "2023-05-01"}, resolve("May 2023"), weight=0, k=10) == scored
+
+
+def test_focus_scored_ranks_the_inside_list_in_fused_order() -> None:
+    scored = [("a", 0.30), ("b", 0.29), ("c", 0.28)]
+    times = {"a": "2023-04-30", "b": "2023-05-02", "c": "2023-05-31T23:00:00Z"}
+    out = focus_scored(scored, times, resolve("in May 2023"), weight=1, k=10)
+    assert out == [("b", 0.29 + 1 / 11), ("c", 0.28 + 1 / 12), ("a", 0.30)]
+
+
+def test_day_of_reads_dates_and_datetimes() -> None:
+    assert day_of("2023-05-08T10:00:00+02:00") == date(2023, 5, 8)
+    assert day_of("2023-05-08") == date(2023, 5, 8)
+    assert day_of("not a date") is None
+    assert day_of(None) is None

@@ -29,6 +29,7 @@ def search(inv: Invocation, query: str, **params: Any) -> dict[str, Any]:
         weights=parse_weights(params.get("weight")),
         k=params.get("k"),
         mmr_lambda=params.get("mmr_lambda"),
+        time_weight=params.get("time_weight"),
         explain=bool(params.get("explain")),
         facet=params.get("facet") or None,
         **_scope(params),
@@ -49,6 +50,10 @@ def human_search(data: dict[str, Any]) -> str:
         lines.append(mmr_note(data.get("mmr_lambda")))
     if data.get("degraded"):
         lines.append(f"(degraded: {data.get('degraded_reason')})")
+    if when := data.get("time_interval"):
+        lines.append(
+            f"(lifted memories of {when['expression']!r}: {when['start']} up to {when['end']})"
+        )
     if not hits:
         lines.append("(no hits)")
     return "\n".join(lines)
