@@ -94,7 +94,7 @@ class IndexFacade:
         c = self.corpus
         with c.lock.hold():
             c.recover()
-            report = c.indexer.update(include_worktree=True)
+            report = c.update_index()  # a watching process checks only what changed
             data = report.to_data()
             if embed and report.mode == "rebuild":
                 data["vectors"] = self._embed(None, progress)

@@ -15,6 +15,15 @@ during the check leaves an event behind and the next read checks again: the
 watcher can only cause an extra check, never a missed one. Where inotify is
 unavailable (not Linux, watch limit reached) the watcher reports "changed"
 every time, which is exactly the behaviour without it.
+
+`changes()` also names what changed: the repo-relative paths of file events
+(a write, a create, a delete, a rename's two sides, a chmod), so a reader can
+check only those paths instead of the whole tree. It answers "unknown"
+whenever the events cannot vouch for a finite set: a queue overflow, any
+directory created, deleted or moved (files may have arrived before their
+folder was watched), a memory folder appearing or going at the root, an
+ignore or attributes file changing (that reclassifies paths nobody touched),
+more than `MAX_PATHS` paths, or no watcher at all.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import errno
 import os
 import struct
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -38,6 +48,7 @@ _IN_DELETE: Final = 0x200
 _IN_DELETE_SELF: Final = 0x400
 _IN_MOVE_SELF: Final = 0x800
 _IN_Q_OVERFLOW: Final = 0x4000
+_IN_IGNORED: Final = 0x8000
 _IN_ISDIR: Final = 0x40000000
 _IN_ONLYDIR: Final = 0x01000000
 _IN_NONBLOCK: Final = 0o4000
@@ -54,6 +65,31 @@ _MASK: Final = (
     | _IN_MOVE_SELF
 )
 _EVENT: Final = struct.Struct("iIII")
+# Beyond this many named paths a drain is "unknown": checking the whole tree is
+# then about as cheap as checking the paths one by one.
+MAX_PATHS: Final = 256
+# Files whose change reclassifies paths that were not touched (ignored or not,
+# how content is converted): a change to one is "unknown".
+_RULE_FILES: Final = frozenset({".gitignore", ".gitattributes"})
+
+
+@dataclass(frozen=True)
+class TreeChanges:
+    """What changed under the watched folders since the last drain.
+
+    `unknown` means the events cannot name a finite set (check everything);
+    otherwise `paths` holds every repo-relative path an event touched (empty:
+    nothing changed).
+    """
+
+    paths: frozenset[str] = frozenset()
+    unknown: bool = False
+
+    def __bool__(self) -> bool:
+        return self.unknown or bool(self.paths)
+
+
+UNKNOWN: Final = TreeChanges(unknown=True)
 
 
 class TreeWatcher:
@@ -111,38 +147,67 @@ class TreeWatcher:
 
     def drain(self) -> bool:
         """Consume pending events; True when anything under the folders may have changed."""
+        return bool(self.changes())
+
+    def changes(self) -> TreeChanges:
+        """Consume pending events: the paths they touched, or UNKNOWN (see the module doc)."""
         if not self.active:
-            return True
-        changed = False
+            return UNKNOWN
+        paths: set[str] = set()
+        unknown = False
         while True:
             try:
                 data = os.read(self._fd, 65536)
             except BlockingIOError:
-                return changed
+                break
             except OSError:
                 self.close()
-                return True
+                return UNKNOWN
             if not data:
-                return changed
+                break
             pos = 0
             while pos + _EVENT.size <= len(data):
                 wd, mask, _cookie, length = _EVENT.unpack_from(data, pos)
-                name = data[pos + _EVENT.size : pos + _EVENT.size + length].rstrip(b"\0")
+                name = os.fsdecode(
+                    data[pos + _EVENT.size : pos + _EVENT.size + length].rstrip(b"\0")
+                )
                 pos += _EVENT.size + length
-                if mask & _IN_Q_OVERFLOW:
-                    changed = True
-                    continue
-                if wd == self._root_wd:
-                    # At the root only a memory folder appearing or going matters.
-                    if os.fsdecode(name) in self.folders:
-                        changed = True
-                        if mask & (_IN_CREATE | _IN_MOVED_TO) and mask & _IN_ISDIR:
-                            self._add(self.root / os.fsdecode(name), recursive=True)
-                    continue
-                changed = True
-                parent = self._dirs.get(wd)
-                if parent is not None and mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
-                    self._add(parent / os.fsdecode(name), recursive=True)
+                path = self._event(wd, mask, name)
+                if path is None:
+                    unknown = True
+                elif path:
+                    paths.add(path)
+        if unknown or len(paths) > MAX_PATHS:
+            return UNKNOWN
+        return TreeChanges(frozenset(paths))
+
+    def _event(self, wd: int, mask: int, name: str) -> str | None:
+        """One event: the path it touched, "" when it touched nothing we watch, None: unknown."""
+        if mask & _IN_Q_OVERFLOW:
+            return None
+        if mask & _IN_IGNORED:  # a watched directory went away
+            self._dirs.pop(wd, None)
+            return None
+        if wd == self._root_wd:
+            # At the root only a memory folder appearing or going, or a rule file, matters.
+            if name in self.folders:
+                if mask & (_IN_CREATE | _IN_MOVED_TO) and mask & _IN_ISDIR:
+                    self._add(self.root / name, recursive=True)
+                return None
+            return None if name in _RULE_FILES else ""
+        parent = self._dirs.get(wd)
+        if parent is None or not name:  # an unknown watch, or the directory itself
+            return None
+        if mask & (_IN_ISDIR | _IN_DELETE_SELF | _IN_MOVE_SELF):
+            # A directory created, moved or deleted: files in it may have come or gone
+            # without an event of their own. Watching a moved-in folder again also
+            # renames the watches of its subtree (same inodes, same watch ids).
+            if mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
+                self._add(parent / name, recursive=True)
+            return None
+        if name in _RULE_FILES:
+            return None
+        return (parent / name).relative_to(self.root).as_posix()
 
     def __del__(self) -> None:
         # An unclosed reader (a Corpus never closed) must not hold an inotify
