@@ -84,14 +84,20 @@ class Parsed:
 
 
 def project_bytes(
-    path: str, data: bytes, sha: str | None, doc: MemoryDocument | None = None
+    path: str,
+    data: bytes,
+    sha: str | None,
+    doc: MemoryDocument | None = None,
+    *,
+    facts: PathFacts | None = None,
 ) -> Parsed:
-    """Parse `data` (unless `doc` is its parse already) and project it at `path`."""
+    """Parse `data` (unless `doc` is its parse already) and project it at `path`
+    (whose `facts` the caller may have derived already)."""
     doc = doc if doc is not None else parse_memory(data)
     if not doc.ok:
         reasons = "; ".join(f"{v.code}: {v.message}" for v in doc.violations[:3])
         return Parsed(None, reasons or "unparseable")
-    return Parsed(project_file(doc, path, sha), None)
+    return Parsed(project_file(doc, path, sha, facts), None)
 
 
 @dataclass(frozen=True)
@@ -133,11 +139,13 @@ def disclosure_text(doc: MemoryDocument) -> str:
     return "\n".join(p.strip() for p in parts if p and p.strip())
 
 
-def project_file(doc: MemoryDocument, path: str, blob_sha: str | None) -> Projection:
+def project_file(
+    doc: MemoryDocument, path: str, blob_sha: str | None, facts: PathFacts | None = None
+) -> Projection:
     """The rows for `doc` at `path`. `doc` must be valid (no violations)."""
     if not doc.ok or doc.memory_type is None:
         raise ValueError(f"cannot project {path}: the document has violations")
-    facts = path_facts(path)
+    facts = path_facts(path) if facts is None else facts
     archived = facts.archived
     file: dict[str, Any] = {
         "path": path,

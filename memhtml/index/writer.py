@@ -13,6 +13,7 @@ Four narrow rules, each avoiding a specific loss:
 
 from __future__ import annotations
 
+import operator
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Final
@@ -34,10 +35,15 @@ CHILD_TABLES: Final[tuple[str, ...]] = (
 )
 
 
+# A projection's file dict holds every column but the stamp, which comes last.
+_PROJECTED: Final = operator.itemgetter(*FILE_COLUMNS[:-1])
+if FILE_COLUMNS[-1] != "indexed_at":  # pragma: no cover - a schema edit must keep this
+    raise ImportError("FILE_COLUMNS must end with indexed_at")
+
+
 def file_values(proj: Projection, indexed_at: str) -> tuple[object, ...]:
-    """The files row in FILE_COLUMNS order."""
-    row = dict(proj.file, indexed_at=indexed_at)
-    return tuple(row[c] for c in FILE_COLUMNS)
+    """The files row in FILE_COLUMNS order (one C-level lookup: rebuild calls this per file)."""
+    return (*_PROJECTED(proj.file), indexed_at)
 
 
 def _insert_children(conn: sqlite3.Connection, projs: Sequence[Projection], created: str) -> None:
