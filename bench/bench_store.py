@@ -40,8 +40,10 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def cold_cli_write(root: Path, i: int) -> float:
+def cold_cli_write(root: Path, i: int, trace: Path | None = None) -> float:
     env = {**os.environ, "MEMHTML_ROOT": str(root), "MEMHTML_EMBED": "off"}
+    if trace is not None:
+        env["GIT_TRACE"] = str(trace)
     started = time.perf_counter()
     subprocess.run(
         [
@@ -62,6 +64,14 @@ def cold_cli_write(root: Path, i: int) -> float:
         capture_output=True,
     )
     return (time.perf_counter() - started) * 1000
+
+
+def git_processes(root: Path, tmp: Path) -> int:
+    """How many git processes one cold CLI `write` runs (from GIT_TRACE)."""
+    trace = tmp / "git-trace"
+    cold_cli_write(root, 999_999, trace)
+    lines = trace.read_text(encoding="utf-8", errors="replace").splitlines()
+    return sum(1 for line in lines if "trace: built-in: git" in line)
 
 
 def one_apply(size: int, n_ops: int, tmp: Path) -> dict[str, Any]:
@@ -99,6 +109,7 @@ def main() -> None:
         applies: list[dict[str, Any]] = []
         seq: list[float] = []
         cold: list[float] = []
+        git_count = 0
         for rep in range(args.repeat):
             with tempfile.TemporaryDirectory() as tmp:
                 run = one_apply(size, args.ops, Path(tmp))
@@ -118,6 +129,7 @@ def main() -> None:
                 corpus.close()
                 if rep == 0:
                     cold = [cold_cli_write(root, i) for i in range(args.cold)]
+                    git_count = git_processes(root, Path(tmp))
             loads.append(os.getloadavg()[0])
         wall = statistics.median(a["wall_ms"] for a in applies)
         row = {
@@ -132,6 +144,7 @@ def main() -> None:
             ),
             "sequential_write": summary(seq),
             "cold_cli_write": summary(cold),
+            "cold_cli_write_git_processes": git_count,
             "load_avg_1m": [round(x, 2) for x in loads],
         }
         rows.append(row)
@@ -140,7 +153,8 @@ def main() -> None:
             f" ({wall / args.ops:.2f} ms/op; runs {row['apply_runs_ms']};"
             f" cpu {row['apply_cpu_s']} s + children {row['apply_children_cpu_s']} s);"
             f" write p50 {summary(seq)['p50_ms']} ms;"
-            f" cold CLI write p50 {summary(cold)['p50_ms']} ms; load {row['load_avg_1m']}",
+            f" cold CLI write p50 {summary(cold)['p50_ms']} ms ({git_count} git processes);"
+            f" load {row['load_avg_1m']}",
             file=sys.stderr,
         )
     write_result(

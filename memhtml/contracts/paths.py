@@ -65,8 +65,11 @@ TYPE_HOME: Final[dict[str, str]] = {
 
 def slugify(text: str, max_len: int = SLUG_MAX) -> str:
     """ASCII slug: NFKD, combining marks stripped, lowercase, runs of other chars -> '-'."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    ascii_only = "".join(c for c in decomposed if not unicodedata.combining(c))
+    if text.isascii():  # NFKD leaves ASCII alone and no ASCII character is combining
+        ascii_only = text
+    else:
+        decomposed = unicodedata.normalize("NFKD", text)
+        ascii_only = "".join(c for c in decomposed if not unicodedata.combining(c))
     slug = _NON_SLUG.sub("-", ascii_only.lower()).strip("-")
     slug = slug[:max_len].rstrip("-")
     return slug or SLUG_FALLBACK

@@ -9,21 +9,25 @@ the same projection, so their row sets agree.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import sqlite3
+import subprocess
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from memhtml.contracts.errors import InvalidPathError
 from memhtml.contracts.paths import is_memory_path
 from memhtml.contracts.vocab import GENERATED_NAMES, PARA_BUCKETS
 from memhtml.html import MemoryDocument
-from memhtml.index import writer
+from memhtml.index import bulk, writer
 from memhtml.index.db import watermark, write_transaction
 from memhtml.index.parallel import CHUNK, PARALLEL_MIN, ParsePool, project_chunk, project_many
-from memhtml.index.project import Parsed, Projection, project_bytes
+from memhtml.index.project import Parsed, Projection, path_facts, project_bytes
 from memhtml.store.git import Git, StatusEntry, blob_sha
 
 log = logging.getLogger("memhtml.index")
@@ -74,6 +78,33 @@ def dirty_of(entries: Iterable[StatusEntry]) -> set[str]:
         for p in (entry.path, entry.old_path)
         if p is not None and indexable(p)
     }
+
+
+def project_tree_chunk(
+    items: list[tuple[str, str | None, bytes]],
+) -> list[tuple[str, str | None, Parsed]]:
+    """Parse and project each indexable (path, blob sha, bytes), leaving the others out
+    (a worker's task: the path is validated once, for `indexable` and the projection)."""
+    out: list[tuple[str, str | None, Parsed]] = []
+    for path, sha, data in items:
+        try:
+            facts = path_facts(path)  # memory_path's rules: exactly `indexable`
+        except InvalidPathError:
+            continue
+        out.append((path, sha, project_bytes(path, data, sha, facts=facts)))
+    return out
+
+
+def _read_batches(n: int) -> list[tuple[int, int]]:
+    """(start, stop) of the blob batches a rebuild reads: one parse chunk first, so the
+    workers start on it at once, then growing to CAT_BATCH (one `cat-file` each)."""
+    out: list[tuple[int, int]] = []
+    start, size = 0, CHUNK
+    while start < n:
+        out.append((start, min(n, start + size)))
+        start += size
+        size = min(CAT_BATCH, size * 4)
+    return out
 
 
 class Indexer:
@@ -301,10 +332,23 @@ class Indexer:
         report = IndexReport("rebuild", previous_head=self.watermark())
         head = self.git.head()
         report.head_sha = head
-        entries = [e for e in self.git.ls_tree(head, PREFIXES) if indexable(e.path)] if head else []
-        dirty = self.dirty_paths() if head else set()
-        overlay = self._read_worktree(dirty)
-        retired = self._retired_from_history(head) if head else []
+        # `git status` (which may re-hash the whole tree) runs while HEAD's blobs are
+        # read and parsed; the working tree's edits replace their paths' results after.
+        status = self.git.start_status(PREFIXES, read_only=False) if head else None
+        with contextlib.ExitStack() as stack:
+            if status is not None:
+                stack.callback(bulk.reap, status)  # on any failure before it is read
+            return self._rebuild(report, head, status, started)
+
+    def _rebuild(
+        self,
+        report: IndexReport,
+        head: str | None,
+        status: subprocess.Popen[bytes] | None,
+        started: float,
+    ) -> IndexReport:
+        # Filtered (`indexable`) batch by batch in _submit_tree: the workers start sooner.
+        tree = sorted((e.path, e.sha) for e in self.git.ls_tree(head, PREFIXES)) if head else []
         now = self.clock()
         conn = self.conn
         seen_hashes: dict[str, str] = {}
@@ -331,39 +375,29 @@ class Indexer:
 
         # Path order decides which of two active duplicates is indexed (the smaller
         # path); blobs stream in batches so a large tree is never all in memory.
-        items: list[tuple[str, str | None, bytes | None]] = sorted(
-            [(e.path, e.sha, None) for e in entries if e.path not in overlay]
-            + [(path, None, data) for path, data in overlay.items()],
-            key=lambda item: item[0],
-        )
         timings = {"read_ms": 0.0, "parse_ms": 0.0, "write_ms": 0.0, "fts_ms": 0.0}
-        with ParsePool(len(items), min_items=PARALLEL_MIN) as pool:
-            jobs: list[Callable[[], list[tuple[str, str | None, Parsed]]]] = []
-            for start in range(0, len(items), CAT_BATCH):
-                batch = items[start : start + CAT_BATCH]
-                t0 = time.perf_counter()
-                blobs = self.git.cat_blobs(sha for _, sha, _ in batch if sha is not None)
-                work: list[tuple[str, str | None, bytes]] = []
-                for path, sha, data in batch:
-                    content = blobs.get(sha) if sha is not None else data
-                    if content is not None:
-                        work.append((path, sha or blob_sha(content), content))
-                timings["read_ms"] += (time.perf_counter() - t0) * 1000
-                jobs += [
-                    pool.submit(project_chunk, work[i : i + CHUNK])
-                    for i in range(0, len(work), CHUNK)
+        with ParsePool(len(tree), min_items=PARALLEL_MIN) as pool:
+            jobs = self._submit_tree(pool, tree, timings)
+            dirty = dirty_of(self.git.finish_status(status)) if status is not None else set()
+            overlay = self._read_worktree(dirty)
+            edits: list[tuple[str, str | None, bytes]] = sorted(
+                (p, blob_sha(d), d) for p, d in overlay.items() if d is not None
+            )
+            if len(edits) < PARALLEL_MIN:  # the usual handful: parsed here, not queued last
+                edited: list[bulk.ParseJob] = [functools.partial(project_chunk, edits)]
+            else:
+                edited = [
+                    pool.submit(project_chunk, edits[i : i + CHUNK])
+                    for i in range(0, len(edits), CHUNK)
                 ]
+            # While the workers parse: the parent's own git reading.
+            retired = self._retired_from_history(head) if head else []
             # The rows go in while the workers parse: each chunk as it arrives, in
             # path order (the duplicate rule depends on it).
             t_write = time.perf_counter()
-            with write_transaction(conn):
+            with bulk.loading(conn), write_transaction(conn):
                 conn.execute("UPDATE index_state SET rebuilding = 1 WHERE id = 1")
-                triggers = conn.execute(
-                    "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"
-                    " AND tbl_name = 'files'"
-                ).fetchall()
-                for name, _ in triggers:
-                    conn.execute(f"DROP TRIGGER {name}")
+                dropped = bulk.set_aside(conn)
                 for table in ("chunks", *writer.CHILD_TABLES):
                     conn.execute(f"DELETE FROM {table}")
                 conn.execute("DELETE FROM edges WHERE derived = 0")
@@ -371,17 +405,12 @@ class Indexer:
                 conn.execute("DELETE FROM skipped_files")
                 conn.execute("DELETE FROM worktree_overlay")
                 conn.execute("INSERT INTO files_fts(files_fts) VALUES ('delete-all')")
-                for job in jobs:
-                    t1 = time.perf_counter()
-                    results = job()
-                    timings["parse_ms"] += (time.perf_counter() - t1) * 1000
+                for results in bulk.in_path_order(jobs, edited, overlay.keys(), timings):
                     writer.bulk_insert(conn, accept(results), now)
                 pool.close()
                 t_fts = time.perf_counter()
-                conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
+                bulk.restore(conn, dropped)
                 timings["fts_ms"] = (time.perf_counter() - t_fts) * 1000
-                for _, sql in triggers:
-                    conn.execute(sql)
                 for path, sha, reason in skips:
                     writer.record_skip(conn, path, sha, reason)
                 self._record_overlay(overlay, dirty)
@@ -403,9 +432,37 @@ class Indexer:
         report.extra["timings_ms"] = {k: round(v, 1) for k, v in timings.items()}
         return report
 
+    def _submit_tree(
+        self, pool: ParsePool, tree: Sequence[tuple[str, str]], timings: dict[str, float]
+    ) -> list[bulk.ParseJob]:
+        """Read the indexable blobs of `tree` (path, sha) batch by batch and hand each
+        chunk to the pool."""
+        jobs: list[bulk.ParseJob] = []
+        for start, stop in _read_batches(len(tree)):
+            # The full `indexable` check is the worker's (project_tree_chunk), once per
+            # path; here only what spares reading an attachment's blob.
+            batch = [(path, sha) for path, sha in tree[start:stop] if path.endswith(".html")]
+            t0 = time.perf_counter()
+            blobs = self.git.cat_blobs(sha for _, sha in batch)
+            work: list[tuple[str, str | None, bytes]] = [
+                (path, sha, blobs[sha]) for path, sha in batch if sha in blobs
+            ]
+            timings["read_ms"] += (time.perf_counter() - t0) * 1000
+            jobs += [
+                pool.submit(project_tree_chunk, work[i : i + CHUNK])
+                for i in range(0, len(work), CHUNK)
+            ]
+        return jobs
+
     # -- update --------------------------------------------------------------
-    def update(self, *, include_worktree: bool = True) -> IndexReport:
-        """Catch up from the watermark; no watermark (or a half-done rebuild) is a rebuild."""
+    def update(
+        self, *, include_worktree: bool = True, dirty: set[str] | None = None
+    ) -> IndexReport:
+        """Catch up from the watermark; no watermark (or a half-done rebuild) is a rebuild.
+
+        `dirty` is the working tree's dirty set when the caller knows it exactly
+        (a watcher-scoped check, memhtml.index.scoped); otherwise `git status`.
+        """
         watermark = self.watermark()
         head = self.git.head()
         if watermark is None or (watermark != head and self.git.resolve_commit(watermark) is None):
@@ -419,7 +476,10 @@ class Indexer:
         blobs = self._cat_by_name(names)
         retired = self._retired_from_history(head, watermark) if head and head != watermark else []
         previous_overlay = set(self.overlay())
-        dirty = self.dirty_paths() if include_worktree else set()
+        if not include_worktree:
+            dirty = set()
+        elif dirty is None:
+            dirty = self.dirty_paths()
         current = self._read_worktree(previous_overlay | dirty) if include_worktree else {}
         # Everything this pass projects is parsed up front: in worker processes when
         # the change set is large (a sync that received a thousand memories).
@@ -511,43 +571,12 @@ class Indexer:
         """Index exactly the paths a write door committed: (path, bytes or None, moved_from).
 
         When the index was not at `parent`, other commits landed meanwhile and a
-        full update runs instead, which covers these paths too.
+        full update runs instead, which covers these paths too. (A write door
+        runs the same steps beside its commit: memhtml.index.commit.)
         """
-        if self.watermark() != parent or parent is None:
+        from memhtml.index.commit import PendingIndex
+
+        pending = PendingIndex.start(self, parent, changes, parsed, background=False)
+        if pending is None:
             return self.update(include_worktree=False)
-        started = time.perf_counter()
-        report = IndexReport("update", head_sha=new_head, previous_head=parent)
-        now = self.clock()
-        conn = self.conn
-        fresh: list[tuple[str, str | None, Parsed]] = []
-        with write_transaction(conn):
-            for path, data, moved_from in sorted(changes, key=lambda c: c[1] is not None):
-                if moved_from is not None and indexable(moved_from):
-                    self._retire([moved_from])
-                    if self._move(moved_from, path):
-                        report.moved += 1
-                    writer.clear_skip(conn, [moved_from])
-                    conn.execute("DELETE FROM worktree_overlay WHERE path = ?", (moved_from,))
-                if not indexable(path):
-                    continue
-                conn.execute("DELETE FROM worktree_overlay WHERE path = ?", (path,))
-                if data is None:
-                    self._retire([path])
-                    self._delete(path)
-                    report.deleted += 1
-                    continue
-                doc = parsed.get(data) if parsed else None
-                sha = blob_sha(data)
-                if moved_from is None and writer.previous_hash(conn, path) is None:
-                    # a new path: no rows of its own to replace
-                    fresh.append((path, sha, project_bytes(path, data, sha, doc)))
-                else:
-                    self._store_bytes(path, data, sha, report, now, doc=doc)
-            self._store_fresh(fresh, report, now)
-            self._retry_duplicates(report, now)
-            writer.drop_orphan_embeddings(conn, self._take_left_hashes())
-            conn.execute(
-                "UPDATE index_state SET head_sha = ?, updated_at = ? WHERE id = 1", (new_head, now)
-            )
-        report.elapsed_ms = (time.perf_counter() - started) * 1000
-        return report
+        return pending.finish(new_head)

@@ -11,8 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,6 @@ from memhtml.contracts.errors import (
     RepoRequiredError,
 )
 from memhtml.ops.config import Clock, embedder_name, make_clock, resolve_root
-from memhtml.ops.outcome import BatchOutcome, commit_message
 from memhtml.store.git import Git
 from memhtml.store.lock import RepoLock
 
@@ -35,8 +33,10 @@ if TYPE_CHECKING:
     from memhtml.embed.matrix import LoadedMatrix
     from memhtml.index.indexer import Indexer, IndexReport
     from memhtml.index.retrieval import SearchResult
+    from memhtml.index.scoped import CheckScope, ScopedStatus
     from memhtml.ops.batch import AnyOp
     from memhtml.ops.indexing import IndexFacade
+    from memhtml.ops.outcome import BatchOutcome
     from memhtml.ops.tree import TreeView
     from memhtml.ops.write_checks import WriteChecks
     from memhtml.ops.writes import Planner
@@ -44,6 +44,9 @@ if TYPE_CHECKING:
     from memhtml.store.watch import TreeWatcher
 
 log = logging.getLogger("memhtml")
+# A watcher-scoped check looks at the paths it names plus the overlay's; past this
+# many, the full `git status` is about as cheap.
+SCOPE_MAX = 1024
 
 
 def _op(raw: dict[str, Any]) -> AnyOp:
@@ -79,7 +82,10 @@ class Corpus:
         self._matrix: tuple[str, LoadedMatrix | None] | None = None
         self._norms: tuple[tuple[int, int], Any] | None = None
         self._watcher: TreeWatcher | None = None
-        self._tree_verified = False  # with a watcher: no event since the last exact check
+        # With a watcher: (HEAD, repo stamp) of the last exact check, None when the
+        # watcher was drained since without an exact check (see _take_scope).
+        self._exact_at: tuple[str | None, Any] | None = None
+        self._checks = {"skipped": 0, "scoped": 0, "full": 0}  # freshness checks by kind
         self._ranked_reads = 0  # begin_catch_up calls: a second one starts the watcher
 
     # -- wiring ----------------------------------------------------------------
@@ -179,25 +185,66 @@ class Corpus:
 
     def watch_tree(self) -> bool:
         """For a long-lived process: skip a read's `git status` while the kernel reports no
-        change under the memory folders (memhtml.store.watch). True when watching works."""
+        change under the memory folders (memhtml.store.watch), and check only the paths it
+        names when it names a few (memhtml.index.scoped). True when watching works."""
         from memhtml.contracts.vocab import PARA_BUCKETS
         from memhtml.store.watch import TreeWatcher
 
         if self._watcher is None:
             self._watcher = TreeWatcher(self.root, PARA_BUCKETS)
-            self._tree_verified = False
+            self._exact_at = None
         return self._watcher.active
 
-    def _tree_unchanged(self) -> bool:
-        """True when a watcher vouches that nothing changed since the last exact check."""
-        if self._watcher is None:
-            return False
-        if self._watcher.drain():
-            self._tree_verified = False
-        return self._tree_verified
+    def _take_scope(self, head: str | None, at_head: bool) -> CheckScope:
+        """Drain the watcher before an exact check: the paths that check must look at.
 
-    def _verified(self, exact: bool) -> bool:
-        self._tree_verified = exact and self._watcher is not None
+        A finite set only when the watcher names one and nothing it cannot see
+        moved since the last exact check: HEAD is the watermark and the HEAD that
+        check saw, and the git index (staging, read-tree), config and excludes are
+        as they were (`repo_stamp`). Otherwise `paths` is None: the whole tree.
+        """
+        from memhtml.index.indexer import indexable
+        from memhtml.index.scoped import CheckScope, repo_stamp
+
+        stamp = repo_stamp(self.root) if self._watcher is not None else ()
+        if self._watcher is None:
+            return CheckScope(head, stamp, None)
+        changes = self._watcher.changes()
+        last, self._exact_at = self._exact_at, None  # back only when this check is exact
+        if changes.unknown or not at_head or last != (head, stamp):
+            return CheckScope(head, stamp, None)
+        return CheckScope(head, stamp, frozenset(p for p in changes.paths if indexable(p)))
+
+    def _scoped_dirty(self, scope: CheckScope) -> set[str] | None:
+        """The dirty set over the scope's paths and the overlay's (None: ask `git status`)."""
+        if scope.paths is None or scope.head is None:
+            return None
+        overlay = self.indexer.overlay().keys()
+        paths = scope.paths | overlay
+        if len(paths) > SCOPE_MAX:
+            return None
+        return self._scoped_status.dirty(scope.head, scope.stamp, paths, overlay)
+
+    @cached_property
+    def _scoped_status(self) -> ScopedStatus:
+        from memhtml.index.scoped import ScopedStatus
+
+        return ScopedStatus(self.git, self.root)
+
+    @property
+    def freshness_checks(self) -> dict[str, int]:
+        """How this process checked the tree: skipped (the watcher vouched), scoped (only the
+        paths it named), full (`git status`)."""
+        return dict(self._checks)
+
+    def _count(self, scope: CheckScope, dirty: set[str] | None) -> None:
+        kind = "full" if dirty is None else "scoped" if scope.paths else "skipped"
+        self._checks[kind] += 1
+
+    def _verified(self, key: tuple[str | None, Any], exact: bool) -> bool:
+        """Record an exact check (HEAD and repo stamp it ran against) for the watcher's sake."""
+        if exact and self._watcher is not None:
+            self._exact_at = key
         return exact
 
     def close(self) -> None:
@@ -216,17 +263,20 @@ class Corpus:
         self.close()
 
     # -- index sync --------------------------------------------------------------
-    def sync(self, *, embed: bool = True, worktree: bool = False) -> IndexReport | None:
+    def sync(
+        self, *, embed: bool = True, worktree: bool = False, dirty: set[str] | None = None
+    ) -> IndexReport | None:
         """Catch the index up with HEAD (and, with `worktree`, the working tree's edits).
 
-        The paths it reprojects are embedded right away (when the embedder is
-        available and matches the index), so a hand commit never leaves chunks
-        without vectors that a rebuild would have.
+        `dirty`: the working tree's dirty set when a scoped check knows it (else
+        `git status`). The paths it reprojects are embedded right away (when the
+        embedder is available and matches the index), so a hand commit never
+        leaves chunks without vectors that a rebuild would have.
         """
         watermark = self.indexer.watermark()
         if not worktree and watermark is not None and watermark == self.git.head_fast():
             return None
-        report = self.indexer.update(include_worktree=worktree)
+        report = self.indexer.update(include_worktree=worktree, dirty=dirty)
         embedder = self.embedder if embed else None
         if report.touched and embedder is not None:
             from memhtml.index.embedding import embed_missing, space_matches
@@ -243,26 +293,72 @@ class Corpus:
         commits that landed behind the index's back and uncommitted hand edits
         (including edits since reverted, files made unparseable and repaired,
         deletions restored) are both followed. The check is one `git status`
-        that takes no git lock; only when something drifted does the read take
-        the repository lock, briefly, and reproject what changed. When a writer
-        holds the lock, that writer is about to index anyway, and the read
-        proceeds on what is there. Returns True when the index is exact.
+        that takes no git lock (with a watcher: nothing while nothing changed,
+        or only the paths it names); only when something drifted does the read
+        take the repository lock, briefly, and reproject what changed. When a
+        writer holds the lock, that writer is about to index anyway, and the
+        read proceeds on what is there. Returns True when the index is exact.
         """
-        from memhtml.contracts.errors import WriteConflictError
         from memhtml.index.db import watermark
 
         head = self.git.head_fast()
         at_head = head is not None and watermark(self.conn) == head
-        if at_head and self._tree_unchanged():
-            return True
-        if at_head and not self.indexer.worktree_drift():
-            return self._verified(True)
+        return self._check(self._take_scope(head, at_head), at_head)
+
+    def _check(self, scope: CheckScope, at_head: bool) -> bool:
+        """`catch_up` after the drain: check what the scope says, reproject what drifted."""
+        from memhtml.contracts.errors import WriteConflictError
+
+        if scope.paths is not None and not scope.paths:
+            self._checks["skipped"] += 1
+            return self._verified(scope.key, True)  # the watcher vouches: nothing changed
+        dirty = self._scoped_dirty(scope) if at_head else None
+        self._count(scope, dirty)
+        if at_head and not self.indexer.worktree_drift(dirty):
+            return self._verified(scope.key, True)
         try:
             with self.lock.hold(timeout=0.5):
-                self.sync(worktree=True)
+                key, _ = self._sync_worktree(scope, dirty)
         except WriteConflictError:
-            return self._verified(False)
-        return self._verified(True)
+            return False
+        return self._verified(key, True)
+
+    def _sync_worktree(
+        self, scope: CheckScope, dirty: set[str] | None, *, embed: bool = True
+    ) -> tuple[tuple[str | None, Any], IndexReport]:
+        """Under the lock: `sync(worktree=True)`, with the scoped dirty set while HEAD and
+        the git index are still what the scope saw. The exact check's (HEAD, stamp), and
+        what the update did."""
+        from memhtml.index.scoped import repo_stamp
+
+        stamp = repo_stamp(self.root) if self._watcher is not None else ()
+        if dirty is not None and (self.git.head_fast(), stamp) == scope.key:
+            report = self.sync(embed=embed, worktree=True, dirty=dirty)
+            key = scope.key
+        else:
+            # A watching process asks git read-only: a status that refreshed .git/index
+            # would change the stamp and cost the next check its scope.
+            full = self.indexer.dirty_paths(read_only=True) if self._watcher is not None else None
+            report = self.sync(embed=embed, worktree=True, dirty=full)
+            key = (report.head_sha if report is not None else None, stamp)
+        assert report is not None  # a worktree sync always runs an update
+        return key, report
+
+    def update_index(self) -> IndexReport:
+        """`index update` under the caller's lock (no embedding): catch up from the
+        watermark, then the working tree. In a watching process only the paths the
+        watcher names (and the overlay's) are checked; a cold process runs the full
+        `git status`."""
+        from memhtml.index.db import watermark
+
+        head = self.git.head_fast()
+        at_head = head is not None and watermark(self.conn) == head
+        scope = self._take_scope(head, at_head)
+        dirty = self._scoped_dirty(scope) if at_head else None
+        self._count(scope, dirty)
+        key, report = self._sync_worktree(scope, dirty, embed=False)
+        self._verified(key, True)
+        return report
 
     def begin_catch_up(self) -> Any:
         """Start a read's freshness check without waiting for it (see `end_catch_up`).
@@ -272,8 +368,9 @@ class Corpus:
         ranks its query while git stats the tree on the other core. A process
         that ranks a second query is a long-lived reader (a library loop, a
         server): from then on the kernel watches the tree (`watch_tree`), so
-        the check is skipped while nothing changed. A one-shot CLI never pays
-        for the watcher.
+        the check is skipped while nothing changed, and covers only the paths
+        the kernel names when it names a few. A one-shot CLI never pays for
+        the watcher.
         """
         from memhtml.index.db import watermark
         from memhtml.index.indexer import PREFIXES
@@ -284,9 +381,10 @@ class Corpus:
         head = self.git.head_fast()
         if head is None or watermark(self.conn) != head:
             return self.catch_up()
-        if self._tree_unchanged():
-            return True
-        return (head, self.git.start_status(PREFIXES, read_only=True))
+        scope = self._take_scope(head, True)
+        if scope.paths is not None:
+            return self._check(scope, True)  # a few paths: checked in a few ms, here
+        return (scope, self.git.start_status(PREFIXES, read_only=True))
 
     def end_catch_up(self, probe: Any) -> bool | None:
         """Finish a `begin_catch_up`: True or False as `catch_up` answers, or None when the
@@ -295,13 +393,16 @@ class Corpus:
 
         if isinstance(probe, bool):
             return probe
-        head, proc = probe
+        scope, proc = probe
+        self._checks["full"] += 1
         entries = self.git.finish_status(proc)
-        if self.git.head_fast() == head and not self.indexer.worktree_drift(dirty_of(entries)):
-            return self._verified(True)
+        if self.git.head_fast() == scope.head and not self.indexer.worktree_drift(
+            dirty_of(entries)
+        ):
+            return self._verified(scope.key, True)
         return None if self.catch_up() else False
 
-    # -- the write doors ---------------------------------------------------------
+    # -- the write doors (memhtml.ops.write_door) ---------------------------------
     def run_ops(
         self,
         ops: Sequence[AnyOp],
@@ -315,162 +416,15 @@ class Corpus:
         `checks` adds the write-time checks (memhtml.ops.write_checks): frame
         conflicts, last-wins consolidation, likely restatements.
         """
-        with self._write_door(embed) as (embedder, now, planner):
-            view = planner.view
-            batch = None
-            if checks is not None and checks.active:
-                from memhtml.ops.write_checks import BatchChecks
+        from memhtml.ops.write_door import run_ops
 
-                batch = BatchChecks(self, checks, ops)
-            results: list[dict[str, Any]] = []
-            failure: MemhtmlError | None = None
-            with self._rendering_ahead(planner, ops):
-                for i, op in enumerate(ops):
-                    if failure is not None and not continue_on_error:
-                        results.append({"index": i, "op": op.op, "ok": False, "skipped": True})
-                        continue
-                    if batch is not None and i in batch.losers:
-                        results.append(batch.loser_result(i))
-                        continue
-                    try:
-                        payload = (
-                            self._plan(planner, op)
-                            if batch is None
-                            else batch.plan(planner, op, i, lambda o: self._plan(planner, o))
-                        )
-                    except MemhtmlError as exc:
-                        results.append(
-                            {
-                                "index": i,
-                                "op": op.op,
-                                "ok": False,
-                                "skipped": False,
-                                "code": exc.code,
-                                "error": exc.message,
-                                **({"details": exc.details} if exc.details else {}),
-                            }
-                        )
-                        failure = failure or exc
-                        continue
-                    changed = bool(payload.get("created", True)) and not payload.get("deduped")
-                    results.append(
-                        {
-                            "index": i,
-                            "op": op.op,
-                            "ok": True,
-                            "skipped": False,
-                            "changed": changed,
-                            **payload,
-                        }
-                    )
-            if batch is not None:
-                batch.settle_losers(results)
-            if failure is not None and not continue_on_error:
-                # Nothing lands: planned paths would mislead, so skipped ops carry none
-                # (a conflict found stays: it is about the claim, not the plan).
-                results = [
-                    r
-                    if not r["ok"]
-                    else {
-                        "index": r["index"],
-                        "op": r["op"],
-                        "ok": False,
-                        "skipped": True,
-                        **{k: r[k] for k in ("conflict", "conflicts") if k in r},
-                    }
-                    for r in results
-                ]
-                report_checks = None if batch is None else batch.report(results, None)
-                return BatchOutcome(
-                    results, None, aborted=True, failure=failure, checks=report_checks
-                )
-            changes = view.changes()
-            if not changes:
-                return BatchOutcome(
-                    results, None, checks=None if batch is None else batch.report(results, None)
-                )
-            effective = (
-                ops if batch is None else [batch.replacement.get(i, o) for i, o in enumerate(ops)]
-            )
-            message = commit_message(effective, results)
-            sha, report, vectors = self.commit_changes(
-                changes, message, docs=planner.docs, embedder=embedder, now=now
-            )
-            near = None
-            if batch is not None and batch.checks.detect_near_duplicates:
-                near = batch.near_duplicates(results)
-            return BatchOutcome(
-                results,
-                sha,
-                index=report.to_data(),
-                vectors=vectors,
-                checks=None if batch is None else batch.report(results, near),
-            )
-
-    @contextmanager
-    def _rendering_ahead(self, planner: Planner, ops: Sequence[AnyOp]) -> Iterator[None]:
-        """While a large batch plans, its write renders run ahead on worker processes
-        (Planner.render_ahead); a small batch renders as it plans."""
-        from memhtml.contracts.ops import WriteOp
-        from memhtml.ops.writes import RENDER_AHEAD_MIN
-
-        writes = sum(isinstance(op, WriteOp) for op in ops)
-        if writes < RENDER_AHEAD_MIN:
-            yield
-            return
-        from memhtml.index.parallel import ParsePool
-
-        with ParsePool(writes, min_items=RENDER_AHEAD_MIN) as pool:
-            planner.render_ahead(ops, pool)
-            yield
-
-    @contextmanager
-    def _write_door(self, embed: bool) -> Iterator[tuple[Embedder | None, str, Planner]]:
-        """Every write door's preamble, under the repository lock held for the whole door.
-
-        Settle what a killed writer left, catch the index up with HEAD, refuse a
-        vector-space mismatch before anything is written, then plan against a
-        fresh tree view: yields (the embedder or None, the instant, the Planner).
-        """
-        from memhtml.index.embedding import check_space
-        from memhtml.ops.sync import refuse_unresolved
-        from memhtml.ops.tree import TreeView
-
-        embedder = self.embedder if embed else None
-        with self.lock.hold():
-            self.recover()
-            refuse_unresolved(self.root)  # no write mixes into a merge a person must resolve
-            self.sync()
-            check_space(self.conn, embedder)
-            now = self.clock()
-            yield embedder, now, self._planner(TreeView(self.root), now)
+        return run_ops(self, ops, continue_on_error=continue_on_error, embed=embed, checks=checks)
 
     def _planner(self, view: TreeView, now: str) -> Planner:
         """A Planner over `view` wired to this root's index and tree (caller holds the lock)."""
-        from memhtml.index.identity import path_ever_held
-        from memhtml.ops.writes import Planner
+        from memhtml.ops.write_door import make_planner
 
-        dirty_cache: dict[str, set[str]] = {}
-
-        def is_dirty(path: str) -> bool:
-            if "paths" not in dirty_cache:
-                dirty_cache["paths"] = {
-                    p
-                    for e in self.git.status(("projects/", "areas/", "resources/", "archive/"))
-                    for p in (e.path, e.old_path)
-                    if p
-                }
-            return path in dirty_cache["paths"]
-
-        return Planner(
-            view=view,
-            now=now,
-            year=int(now[:4]),
-            active_path_for_hash=self._active_path_for_hash,
-            is_dirty=is_dirty,
-            ever_held=lambda p: path_ever_held(self.conn, p),
-            inbound=self._inbound_links,
-        )
+        return make_planner(self, view, now)
 
     def plan_commit(
         self,
@@ -486,15 +440,9 @@ class Corpus:
         what it planned as one commit (nothing when it planned no change). The
         plan's payload comes back with `commit_sha`, `index` and `vectors`.
         """
-        with self._write_door(embed) as (embedder, now, planner):
-            payload = dict(plan(planner))
-            changes = planner.view.changes()
-            if not changes:
-                return {**payload, "commit_sha": None, "index": {}, "vectors": {}}
-            sha, report, vectors = self.commit_changes(
-                changes, message(payload), docs=planner.docs, embedder=embedder, now=now
-            )
-            return {**payload, "commit_sha": sha, "index": report.to_data(), "vectors": vectors}
+        from memhtml.ops.write_door import plan_commit
+
+        return plan_commit(self, plan, message, embed=embed)
 
     def commit_changes(
         self,
@@ -505,85 +453,18 @@ class Corpus:
         embedder: Embedder | None = None,
         now: str | None = None,
     ) -> tuple[str, IndexReport, dict[str, Any]]:
-        """Write a change set, commit it as one commit, index and embed exactly those paths.
+        """Write a change set, commit it as one commit, index and embed exactly those paths
+        (the caller holds the repository lock; see memhtml.ops.write_door.commit_changes)."""
+        from memhtml.ops.write_door import commit_changes
 
-        The caller holds the repository lock and planned the changes against
-        the tree. A journal brackets the window between the first file written
-        and the commit: a failure (an exception, SIGTERM or SIGINT) puts the
-        exact previous bytes back; a SIGKILL leaves the journal, and the next
-        writer settles it (see memhtml.store.recovery).
-        """
-        from memhtml.store import recovery
-        from memhtml.store.files import apply_changes
-        from memhtml.store.git import PACK_THRESHOLD
-
-        parent = self.git.head_fast()  # under the lock: only a hand commit moves it
-        recovery.begin(self.root, parent, changes)
-        blobs = list(dict.fromkeys(c.content for c in changes if c.content))
-        # A large batch's blobs go into one pack while the files are written.
-        packing = self.git.store_blobs(blobs) if len(blobs) >= PACK_THRESHOLD else None
-        # A failure below puts the tree back and re-raises; the journal is left
-        # only where that restore may not have completed (the next writer then
-        # settles it, which is a no-op for paths already back at HEAD).
-        try:
-            touched, undo = apply_changes(self.root, changes)  # restores itself on failure
-        except BaseException:
-            if packing is not None:
-                packing.kill()
-            raise
-        try:
-            if packing is not None:
-                packing.wait()
-            sha = self.git.commit_paths(touched, message, parent)
-        except BaseException:
-            if packing is not None:
-                packing.kill()
-            if self.git.head() == parent:  # the commit did not land: put the tree back
-                undo.restore(self.root)
-                self.git.reset_paths(touched)
-            recovery.end(self.root)
-            raise
-        report = self.indexer.apply_commit(
-            parent, sha, [(c.path, c.content, c.moved_from) for c in changes], docs
-        )
-        # The journal stays until the batch's vectors exist: a kill after the
-        # commit leaves it, and the next writer embeds what landed unembedded.
-        if embedder is not None:
-            from memhtml.index.embedding import embed_missing
-
-            vec = embed_missing(
-                self.conn,
-                embedder,
-                self.root,
-                paths=[c.path for c in changes if c.content],
-                clock=now or self.clock(),
-            )
-            recovery.end(self.root)
-            return sha, report, vec.to_data()
-        recovery.end(self.root)
-        return sha, report, self.vectors_off()
+        return commit_changes(self, changes, message, docs=docs, embedder=embedder, now=now)
 
     def recover(self) -> dict[str, Any]:
         """Settle what a killed command left (under the repository lock): an interrupted
         batch's files, its temp files, a stale git index lock."""
-        from memhtml.store import recovery
+        from memhtml.ops.write_door import recover
 
-        with self.lock.hold():
-            found = recovery.recover(self.git, self.root)
-            report = found.to_data()
-            report["stale_git_lock_removed"] = recovery.clear_stale_git_lock(self.root)
-            if found.settled:
-                # The commit landed but its writer died before indexing or embedding it.
-                self.sync()
-                embedder = self.embedder
-                if embedder is not None:
-                    from memhtml.index.embedding import embed_missing, space_matches
-
-                    if space_matches(self.conn, embedder):
-                        embed_missing(
-                            self.conn, embedder, self.root, paths=found.settled, clock=self.clock()
-                        )
-            return report
+        return recover(self)
 
     def forget_vectors(self) -> None:
         """Drop the cached matrix (after the vector space was reset)."""
@@ -601,38 +482,6 @@ class Corpus:
             if error
             else "embedder off (MEMHTML_EMBED=off)",
         }
-
-    def _plan(self, planner: Any, op: AnyOp) -> dict[str, Any]:
-        from memhtml.contracts.ops import ArchiveOp, CorrectOp, WriteOp
-
-        if isinstance(op, WriteOp):
-            return dict(planner.write(op))
-        if isinstance(op, CorrectOp):
-            return dict(planner.correct(op))
-        if isinstance(op, ArchiveOp):
-            return dict(planner.archive(op))
-        return dict(planner.link(op))
-
-    def _active_path_for_hash(self, content_hash: str) -> str | None:
-        # Only a committed memory can be "the existing copy": a file the working
-        # tree holds uncommitted (a hand edit, a killed batch's leftover) is not.
-        row = self.conn.execute(
-            "SELECT path FROM files WHERE content_hash = ? AND archived = 0"
-            " AND memory_type <> 'task'"
-            " AND path NOT IN (SELECT path FROM worktree_overlay) ORDER BY path LIMIT 1",
-            (content_hash,),
-        ).fetchone()
-        return None if row is None else str(row[0])
-
-    def _inbound_links(self, path: str) -> list[tuple[str, str]]:
-        return [
-            (str(src), str(rel))
-            for src, rel in self.conn.execute(
-                "SELECT src_path, rel FROM edges WHERE dst_path = ? AND derived = 0"
-                " ORDER BY src_path, rel",
-                (path,),
-            )
-        ]
 
     def _single(self, op: AnyOp) -> dict[str, Any]:
         outcome = self.run_ops([op])

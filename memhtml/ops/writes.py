@@ -190,6 +190,12 @@ def render_chunk(items: list[tuple[WriteOp, str]]) -> list[tuple[bytes, MemoryDo
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _placement(memory_type: str, workspace: str | None, tags: tuple[str, ...]) -> str:
+    """placement_dir, remembered: a batch's ops mostly share a few folders."""
+    return placement_dir(memory_type, workspace=workspace, tags=tags)
+
+
 @dataclass
 class Planner:
     """Plans ops against a tree view, for one batch under the repository lock."""
@@ -301,7 +307,7 @@ class Planner:
                     )
                 return self._free_path(path)
             return path
-        folder = placement_dir(op.type, workspace=op.workspace, tags=op.tag)
+        folder = _placement(op.type, op.workspace, tuple(op.tag))
         return self._free_path(f"{folder}/{slugify(op.title)}.html")
 
     def write(self, op: WriteOp) -> dict[str, Any]:

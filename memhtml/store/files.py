@@ -11,7 +11,6 @@ import contextlib
 import itertools
 import os
 import stat
-import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -97,6 +96,8 @@ def _temp_file(directory: Path) -> tuple[int, str]:
             return os.open(name, _TEMP_FLAGS, 0o666), name
         except FileExistsError:  # left by a killed process that had our pid
             continue
+    import tempfile  # a hundred names taken: rare enough to load it only then
+
     fd, name = tempfile.mkstemp(prefix=".memhtml-", suffix=".tmp", dir=directory)
     os.fchmod(fd, _NEW_FILE_MODE)
     return fd, name
@@ -113,7 +114,7 @@ def resolve_inside(root: Path, rel: str, cache: dict[str, str] | None = None) ->
 
 def is_file_inside(root: Path, rel: str, cache: dict[str, str] | None = None) -> bool:
     """`resolve_inside(root, rel, cache).is_file()`, with one `lstat` unless `rel` is a link."""
-    _, resolved, st = _inside(root, rel, cache)
+    resolved, st = _locate(root, rel, cache)
     return _is_file(resolved, st)
 
 
@@ -129,9 +130,28 @@ def _inside(
     root: Path, rel: str, cache: dict[str, str] | None
 ) -> tuple[Path, str, os.stat_result | None]:
     """(root/rel, its resolved path, the lstat of its last component or None when absent)."""
-    candidate = root / rel
+    return (root / rel, *_locate(root, rel, cache))
+
+
+def _joined(root: Path, rel: str) -> str:
+    """`str(root / rel)`, without building a Path when `rel` is already normal."""
+    normal = (
+        rel not in ("", ".")
+        and not rel.startswith(("/", "./"))
+        and not rel.endswith(("/", "/."))
+        and "//" not in rel
+        and "/./" not in rel
+    )
+    return f"{root}/{rel}" if normal else str(root / rel)
+
+
+def _locate(
+    root: Path, rel: str, cache: dict[str, str] | None
+) -> tuple[str, os.stat_result | None]:
+    """(the resolved path of root/rel, the lstat of its last component or None when absent);
+    InvalidPathError when it resolves outside the root or links to a non-memory file."""
     real_root = _resolved(str(root), cache)
-    parent, _, name = str(candidate).rpartition("/")
+    parent, _, name = _joined(root, rel).rpartition("/")
     real_parent = _resolved(parent, cache)
     resolved = os.path.join(real_parent, name)
     try:
@@ -146,7 +166,7 @@ def _inside(
     if inside != rel and not is_memory_path(inside):
         # An in-tree symlink to `.git/config` or another non-memory file is not a memory.
         raise InvalidPathError(f"path {rel!r} is a link to {inside!r}, which is not a memory file")
-    return candidate, resolved, st
+    return resolved, st
 
 
 def _resolved(path: str, cache: dict[str, str] | None) -> str:

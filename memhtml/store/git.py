@@ -12,7 +12,6 @@ import hashlib
 import logging
 import os
 import subprocess
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,6 +97,8 @@ class BlobImport:
     """
 
     def __init__(self, git: Git, blobs: Sequence[bytes]) -> None:
+        import tempfile  # a large batch only: a single write never loads it
+
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by wait()
         try:
@@ -354,11 +355,49 @@ class Git:
         which saves a `rev-parse`.
         """
         current = self.head() if isinstance(head, _Unset) else head
-        if current is None:
-            out = self.run("ls-files", "-z")
-        else:
-            out = self.run("diff-index", "--cached", "--name-only", "-z", current)
-        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\x00") if p]
+        return _paths_z(self.run(*_staged_argv(current)))
+
+    def _index_stamp(self) -> tuple[int, int, int] | None:
+        """(inode, mtime, size) of the git index file; None when it is elsewhere or absent."""
+        if "GIT_INDEX_FILE" in os.environ:
+            return None
+        try:
+            st = os.stat(self.root / ".git" / "index")
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def probe_staged(self, head: str | None) -> StagedProbe | None:
+        """`staged_paths(head)` started in the background, for a commit a little later.
+
+        A write door starts it as it takes the lock, so the git process runs
+        while the door plans; `commit_paths` uses its answer only when HEAD and
+        the git index file are still the ones it read (git replaces the index
+        file on every change), and asks again otherwise. None: no probe.
+        """
+        stamp = self._index_stamp()
+        if stamp is None:
+            return None
+        try:
+            proc = subprocess.Popen(
+                ["git", *_staged_argv(head)],
+                cwd=self.root,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=self._env(),
+            )
+        except OSError:
+            return None
+        return StagedProbe(head, stamp, proc)
+
+    def _probed(self, probe: StagedProbe | None, head: str | None) -> list[str] | None:
+        """The probe's answer when it still holds for `head` (see probe_staged)."""
+        if probe is None:
+            return None
+        out = probe.finish()
+        if out is None or probe.head != head or self._index_stamp() != probe.stamp:
+            return None
+        return _paths_z(out)
 
     # -- writing -----------------------------------------------------------
     def identity_env(self) -> dict[str, str]:
@@ -414,18 +453,24 @@ class Git:
         paths: Sequence[str],
         message: str,
         expected_head: str | None,
+        *,
+        staged: StagedProbe | None = None,
     ) -> str:
         """Commit exactly `paths` (as they are in the working tree; absent = deleted).
 
         Other staged or unstaged work of the user is neither committed nor
         touched. HEAD moves by compare-and-swap from `expected_head`, so a
         commit made behind our back is a WriteConflictError, not a lost write.
+        `staged`: the user's staged paths asked ahead (`probe_staged`).
         """
         if not paths:
             raise GitError("nothing to commit")
         listing = b"\x00".join(p.encode("utf-8", "surrogateescape") for p in paths) + b"\x00"
         ours = set(paths)
-        staged_elsewhere = [p for p in self.staged_paths(expected_head) if p not in ours]
+        probed = self._probed(staged, expected_head)
+        if probed is None:
+            probed = self.staged_paths(expected_head)
+        staged_elsewhere = [p for p in probed if p not in ours]
         env: dict[str, str] = dict(self._identity_env or {})
         temp_index: Path | None = None
         if staged_elsewhere:
@@ -474,6 +519,45 @@ class Git:
         """Put the index entries of `paths` back to HEAD (after a failed commit)."""
         if paths and self.head():
             self.run("reset", "-q", "HEAD", "--", *paths, check=False)
+
+
+class StagedProbe:
+    """A `staged_paths` question asked ahead (Git.probe_staged): the HEAD and the git index
+    file (inode, mtime, size) it was asked against, and the running git process."""
+
+    def __init__(
+        self, head: str | None, stamp: tuple[int, int, int], proc: subprocess.Popen[bytes]
+    ) -> None:
+        self.head = head
+        self.stamp = stamp
+        self._proc: subprocess.Popen[bytes] | None = proc
+        self._out: bytes | None = None
+
+    def finish(self) -> bytes | None:
+        """The process's output (None when it failed); waits for it once."""
+        if self._proc is not None:
+            out, _ = self._proc.communicate()
+            self._out = out if self._proc.returncode == 0 else None
+            self._proc = None
+        return self._out
+
+    def close(self) -> None:
+        """Reap the process when its answer was never needed (a door that commits nothing)."""
+        if self._proc is not None:
+            proc, self._proc = self._proc, None
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+
+
+def _staged_argv(head: str | None) -> list[str]:
+    if head is None:
+        return ["ls-files", "-z"]
+    return ["diff-index", "--cached", "--name-only", "-z", head]
+
+
+def _paths_z(out: bytes) -> list[str]:
+    return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\x00") if p]
 
 
 def parse_status(out: bytes) -> list[StatusEntry]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from memhtml.index.identity import path_ever_held
 from memhtml.ops.tree import TreeView
+from memhtml.ops.write_door import active_path_for_hash, inbound_links
 from memhtml.ops.writes import Planner
 from memhtml.sleep.phase import PhaseOutcome, SleepContext
 from memhtml.sleep.phases import load
@@ -49,10 +50,10 @@ def make_context(
         view=view,
         now=at,
         year=int(date[:4]),
-        active_path_for_hash=corpus._active_path_for_hash,
+        active_path_for_hash=lambda h: active_path_for_hash(corpus.conn, h),
         is_dirty=lambda _path: False,
         ever_held=lambda p: path_ever_held(corpus.conn, p),
-        inbound=corpus._inbound_links,
+        inbound=lambda p: inbound_links(corpus.conn, p),
     )
     return SleepContext(
         run_id=run_id or f"sleep/{date}",

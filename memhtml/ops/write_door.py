@@ -1,0 +1,409 @@
+"""The write-door sequence behind every `Corpus` write: lock -> settle -> catch up -> plan ->
+write the files -> one commit -> index exactly the touched paths -> embed them.
+
+`Corpus` keeps the public methods (run_ops, plan_commit, commit_changes,
+recover); they call these functions. The steps and their guarantees are in
+docs/design.md, section 4 (the store).
+
+Where the time of a large batch goes, and what overlaps what:
+
+* planning: the write renders run ahead on forked workers
+  (`rendering_ahead`) while this process plans each op in turn;
+* committing: the index transaction (rows projected and inserted, on a
+  helper thread: memhtml.index.commit) runs beside the blob pack
+  (`git fast-import`), the file writes and the git commit; only the HEAD
+  stamp and the SQLite COMMIT wait for the commit to land.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from memhtml.contracts.errors import MemhtmlError
+from memhtml.ops.outcome import BatchOutcome, commit_message
+
+if TYPE_CHECKING:
+    from memhtml.embed.base import Embedder
+    from memhtml.index.indexer import IndexReport
+    from memhtml.ops.batch import AnyOp
+    from memhtml.ops.corpus import Corpus
+    from memhtml.ops.tree import TreeView
+    from memhtml.ops.write_checks import BatchChecks, WriteChecks
+    from memhtml.ops.writes import Planner
+    from memhtml.store.files import FileChange
+    from memhtml.store.git import StagedProbe
+
+
+def run_ops(
+    corpus: Corpus,
+    ops: Sequence[AnyOp],
+    *,
+    continue_on_error: bool = False,
+    embed: bool = True,
+    checks: WriteChecks | None = None,
+) -> BatchOutcome:
+    """Plan every op, then commit the batch once (atomically unless continue_on_error)."""
+    with write_door(corpus, embed) as door:
+        planner = door.planner
+        batch = None
+        if checks is not None and checks.active:
+            from memhtml.ops.write_checks import BatchChecks
+
+            batch = BatchChecks(corpus, checks, ops)
+        with rendering_ahead(planner, ops):
+            results, failure = _plan_all(planner, ops, batch, continue_on_error)
+        if batch is not None:
+            batch.settle_losers(results)
+        if failure is not None and not continue_on_error:
+            # Nothing lands: planned paths would mislead, so skipped ops carry none
+            # (a conflict found stays: it is about the claim, not the plan).
+            results = [
+                r
+                if not r["ok"]
+                else {
+                    "index": r["index"],
+                    "op": r["op"],
+                    "ok": False,
+                    "skipped": True,
+                    **{k: r[k] for k in ("conflict", "conflicts") if k in r},
+                }
+                for r in results
+            ]
+            report_checks = None if batch is None else batch.report(results, None)
+            return BatchOutcome(results, None, aborted=True, failure=failure, checks=report_checks)
+        changes = planner.view.changes()
+        if not changes:
+            return BatchOutcome(
+                results, None, checks=None if batch is None else batch.report(results, None)
+            )
+        effective = (
+            ops if batch is None else [batch.replacement.get(i, o) for i, o in enumerate(ops)]
+        )
+        message = commit_message(effective, results)
+        sha, report, vectors = commit_changes(
+            corpus,
+            changes,
+            message,
+            docs=planner.docs,
+            embedder=door.embedder,
+            now=door.now,
+            staged=door.staged,
+        )
+        near = None
+        if batch is not None and batch.checks.detect_near_duplicates:
+            near = batch.near_duplicates(results)
+        return BatchOutcome(
+            results,
+            sha,
+            index=report.to_data(),
+            vectors=vectors,
+            checks=None if batch is None else batch.report(results, near),
+        )
+
+
+def _plan_all(
+    planner: Planner,
+    ops: Sequence[AnyOp],
+    batch: BatchChecks | None,
+    continue_on_error: bool,
+) -> tuple[list[dict[str, Any]], MemhtmlError | None]:
+    """Each op's result in order, and the first failure (later ops are skipped after it
+    unless continue_on_error)."""
+    results: list[dict[str, Any]] = []
+    failure: MemhtmlError | None = None
+    for i, op in enumerate(ops):
+        if failure is not None and not continue_on_error:
+            results.append({"index": i, "op": op.op, "ok": False, "skipped": True})
+            continue
+        if batch is not None and i in batch.losers:
+            results.append(batch.loser_result(i))
+            continue
+        try:
+            payload = (
+                plan_op(planner, op)
+                if batch is None
+                else batch.plan(planner, op, i, lambda o: plan_op(planner, o))
+            )
+        except MemhtmlError as exc:
+            results.append(
+                {
+                    "index": i,
+                    "op": op.op,
+                    "ok": False,
+                    "skipped": False,
+                    "code": exc.code,
+                    "error": exc.message,
+                    **({"details": exc.details} if exc.details else {}),
+                }
+            )
+            failure = failure or exc
+            continue
+        changed = bool(payload.get("created", True)) and not payload.get("deduped")
+        results.append(
+            {"index": i, "op": op.op, "ok": True, "skipped": False, "changed": changed, **payload}
+        )
+    return results, failure
+
+
+def plan_op(planner: Planner, op: AnyOp) -> dict[str, Any]:
+    """Plan one op of any kind against the planner's view; its result payload."""
+    from memhtml.contracts.ops import ArchiveOp, CorrectOp, WriteOp
+
+    if isinstance(op, WriteOp):
+        return dict(planner.write(op))
+    if isinstance(op, CorrectOp):
+        return dict(planner.correct(op))
+    if isinstance(op, ArchiveOp):
+        return dict(planner.archive(op))
+    return dict(planner.link(op))
+
+
+@contextmanager
+def rendering_ahead(planner: Planner, ops: Sequence[AnyOp]) -> Iterator[None]:
+    """While a large batch plans, its write renders run ahead on worker processes
+    (Planner.render_ahead); a small batch renders as it plans."""
+    from memhtml.contracts.ops import WriteOp
+    from memhtml.ops.writes import RENDER_AHEAD_MIN
+
+    writes = sum(isinstance(op, WriteOp) for op in ops)
+    if writes < RENDER_AHEAD_MIN:
+        yield
+        return
+    from memhtml.index.parallel import ParsePool
+
+    with ParsePool(writes, min_items=RENDER_AHEAD_MIN) as pool:
+        planner.render_ahead(ops, pool)
+        yield
+
+
+class Door(NamedTuple):
+    """An open write door: the embedder (None: off or unavailable), the instant, the
+    Planner, and the user's staged paths asked ahead of the commit (or None)."""
+
+    embedder: Embedder | None
+    now: str
+    planner: Planner
+    staged: StagedProbe | None
+
+
+@contextmanager
+def write_door(corpus: Corpus, embed: bool) -> Iterator[Door]:
+    """Every write door's preamble, under the repository lock held for the whole door.
+
+    Settle what a killed writer left, catch the index up with HEAD, refuse a
+    vector-space mismatch before anything is written, then plan against a
+    fresh tree view. The one git question the commit asks first (has the user
+    staged other work?) starts now and runs while the door plans.
+    """
+    from memhtml.index.embedding import check_space
+    from memhtml.ops.sync import refuse_unresolved
+    from memhtml.ops.tree import TreeView
+
+    embedder = corpus.embedder if embed else None
+    with corpus.lock.hold():
+        recover(corpus)
+        refuse_unresolved(corpus.root)  # no write mixes into a merge a person must resolve
+        staged = corpus.git.probe_staged(corpus.git.head_fast())
+        try:
+            corpus.sync()
+            check_space(corpus.conn, embedder)
+            now = corpus.clock()
+            yield Door(embedder, now, make_planner(corpus, TreeView(corpus.root), now), staged)
+        finally:
+            if staged is not None:
+                staged.close()
+
+
+def make_planner(corpus: Corpus, view: TreeView, now: str) -> Planner:
+    """A Planner over `view` wired to the corpus's index and tree (caller holds the lock)."""
+    from memhtml.index.identity import path_ever_held
+    from memhtml.ops.writes import Planner
+
+    dirty_cache: dict[str, set[str]] = {}
+
+    def is_dirty(path: str) -> bool:
+        if "paths" not in dirty_cache:
+            dirty_cache["paths"] = {
+                p
+                for e in corpus.git.status(("projects/", "areas/", "resources/", "archive/"))
+                for p in (e.path, e.old_path)
+                if p
+            }
+        return path in dirty_cache["paths"]
+
+    conn = corpus.conn
+    return Planner(
+        view=view,
+        now=now,
+        year=int(now[:4]),
+        active_path_for_hash=lambda h: active_path_for_hash(conn, h),
+        is_dirty=is_dirty,
+        ever_held=lambda p: path_ever_held(conn, p),
+        inbound=lambda p: inbound_links(conn, p),
+    )
+
+
+def plan_commit(
+    corpus: Corpus,
+    plan: Callable[[Planner], dict[str, Any]],
+    message: Callable[[dict[str, Any]], str],
+    *,
+    embed: bool = True,
+) -> dict[str, Any]:
+    """The write-door sequence for one custom plan (see `Corpus.plan_commit`)."""
+    with write_door(corpus, embed) as door:
+        planner = door.planner
+        payload = dict(plan(planner))
+        changes = planner.view.changes()
+        if not changes:
+            return {**payload, "commit_sha": None, "index": {}, "vectors": {}}
+        sha, report, vectors = commit_changes(
+            corpus,
+            changes,
+            message(payload),
+            docs=planner.docs,
+            embedder=door.embedder,
+            now=door.now,
+            staged=door.staged,
+        )
+        return {**payload, "commit_sha": sha, "index": report.to_data(), "vectors": vectors}
+
+
+def commit_changes(
+    corpus: Corpus,
+    changes: Sequence[FileChange],
+    message: str,
+    *,
+    docs: Mapping[bytes, Any] | None = None,
+    embedder: Embedder | None = None,
+    now: str | None = None,
+    staged: StagedProbe | None = None,
+) -> tuple[str, IndexReport, dict[str, Any]]:
+    """Write a change set, commit it as one commit, index and embed exactly those paths.
+
+    The caller holds the repository lock and planned the changes against the
+    tree. A journal brackets the window between the first file written and
+    the commit: a failure (an exception, SIGTERM or SIGINT) puts the exact
+    previous bytes back; a SIGKILL leaves the journal, and the next writer
+    settles it (see memhtml.store.recovery). The index rows are prepared in
+    an open transaction beside the files and the commit (memhtml.index.commit),
+    committed once the commit landed and rolled back otherwise.
+    """
+    from memhtml.index.commit import PendingIndex
+    from memhtml.store import recovery
+    from memhtml.store.files import apply_changes
+    from memhtml.store.git import PACK_THRESHOLD
+
+    git, root = corpus.git, corpus.root
+    parent = git.head_fast()  # under the lock: only a hand commit moves it
+    recovery.begin(root, parent, changes)
+    blobs = list(dict.fromkeys(c.content for c in changes if c.content))
+    # A large batch's blobs go into one pack while the files are written.
+    packing = git.store_blobs(blobs) if len(blobs) >= PACK_THRESHOLD else None
+    index_changes = [(c.path, c.content, c.moved_from) for c in changes]
+    pending = PendingIndex.start(corpus.indexer, parent, index_changes, docs)
+    # A failure below puts the tree back and re-raises; the journal is left
+    # only where that restore may not have completed (the next writer then
+    # settles it, which is a no-op for paths already back at HEAD).
+    try:
+        try:
+            touched, undo = apply_changes(root, changes)  # restores itself on failure
+        except BaseException:
+            if packing is not None:
+                packing.kill()
+            raise
+        try:
+            if packing is not None:
+                packing.wait()
+            sha = git.commit_paths(touched, message, parent, staged=staged)
+        except BaseException:
+            if packing is not None:
+                packing.kill()
+            if git.head() == parent:  # the commit did not land: put the tree back
+                undo.restore(root)
+                git.reset_paths(touched)
+            recovery.end(root)
+            raise
+    except BaseException:
+        if pending is not None:
+            pending.abandon()
+        raise
+    if pending is None:
+        report = corpus.indexer.apply_commit(parent, sha, index_changes, docs)
+    else:
+        try:
+            report = pending.finish(sha)
+        except BaseException:
+            pending.abandon()
+            raise
+    # The journal stays until the batch's vectors exist: a kill after the
+    # commit leaves it, and the next writer embeds what landed unembedded.
+    if embedder is not None:
+        from memhtml.index.embedding import embed_missing
+
+        vec = embed_missing(
+            corpus.conn,
+            embedder,
+            root,
+            paths=[c.path for c in changes if c.content],
+            clock=now or corpus.clock(),
+        )
+        recovery.end(root)
+        return sha, report, vec.to_data()
+    recovery.end(root)
+    return sha, report, corpus.vectors_off()
+
+
+def recover(corpus: Corpus) -> dict[str, Any]:
+    """Settle what a killed command left (under the repository lock): an interrupted
+    batch's files, its temp files, a stale git index lock."""
+    from memhtml.store import recovery
+
+    with corpus.lock.hold():
+        found = recovery.recover(corpus.git, corpus.root)
+        report = found.to_data()
+        report["stale_git_lock_removed"] = recovery.clear_stale_git_lock(corpus.root)
+        if found.settled:
+            # The commit landed but its writer died before indexing or embedding it.
+            corpus.sync()
+            embedder = corpus.embedder
+            if embedder is not None:
+                from memhtml.index.embedding import embed_missing, space_matches
+
+                if space_matches(corpus.conn, embedder):
+                    embed_missing(
+                        corpus.conn,
+                        embedder,
+                        corpus.root,
+                        paths=found.settled,
+                        clock=corpus.clock(),
+                    )
+        return report
+
+
+def active_path_for_hash(conn: sqlite3.Connection, content_hash: str) -> str | None:
+    """The committed active memory holding `content_hash`, if any (dedup's "existing copy")."""
+    # Only a committed memory can be "the existing copy": a file the working
+    # tree holds uncommitted (a hand edit, a killed batch's leftover) is not.
+    row = conn.execute(
+        "SELECT path FROM files WHERE content_hash = ? AND archived = 0"
+        " AND memory_type <> 'task'"
+        " AND path NOT IN (SELECT path FROM worktree_overlay) ORDER BY path LIMIT 1",
+        (content_hash,),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def inbound_links(conn: sqlite3.Connection, path: str) -> list[tuple[str, str]]:
+    """(src_path, rel) of every authored link pointing at `path`."""
+    return [
+        (str(src), str(rel))
+        for src, rel in conn.execute(
+            "SELECT src_path, rel FROM edges WHERE dst_path = ? AND derived = 0"
+            " ORDER BY src_path, rel",
+            (path,),
+        )
+    ]
