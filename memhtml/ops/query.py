@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.contracts.errors import InvalidFlagError, MemhtmlError
-from memhtml.contracts.vocab import DEFAULT_MMR_LAMBDA, DEFAULT_RRF_K, DEFAULT_TIME_WEIGHT
+from memhtml.contracts.vocab import DEFAULT_MMR_LAMBDA, DEFAULT_RRF_K
 from memhtml.index.retrieval import (
     ARM_LIMIT,
     DEFAULT_LIMIT,
     MAX_LIMIT,
     POOL_FACTOR,
     RERANK_POOL,
-    Hit,
     SearchResult,
     attach_snippets,
     check_query,
@@ -27,6 +26,12 @@ from memhtml.index.retrieval import (
     rows_to_hits,
 )
 from memhtml.index.scope import Scope
+from memhtml.ops.adjust import (
+    arbitrate_near_duplicates,
+    focus_on_time,
+    query_anchor,
+    time_weight_of,
+)
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -331,7 +336,7 @@ def search(
         corpus,
         hits,
         query,
-        weight=_time_weight(config, time_weight),
+        weight=time_weight_of(config, time_weight),
         k=k_value,
         explain=explain,
     )
@@ -366,92 +371,6 @@ def search(
         time_interval=interval,
     )
     return result
-
-
-def _time_weight(config: Mapping[str, Any], explicit: float | None) -> float:
-    """The time-expression list's weight (call, repo config `time_weight`, default)."""
-    raw = explicit if explicit is not None else config.get("time_weight", DEFAULT_TIME_WEIGHT)
-    value = float(raw)
-    if value < 0:
-        raise InvalidFlagError("time_weight must be >= 0")
-    return value
-
-
-def query_anchor(corpus: Corpus) -> Any:
-    """The day a relative time expression ("last week") counts from: the corpus clock's."""
-    from memhtml.domain.temporal import day_of
-
-    return day_of(corpus.clock())
-
-
-def focus_on_time(
-    corpus: Corpus, hits: list[Hit], query: str, *, weight: float, k: int, explain: bool
-) -> tuple[list[Hit], dict[str, str] | None]:
-    """Fuse the query's time expression in as one more ranked list over the candidates.
-
-    memhtml.domain.temporal resolves the expression ("in May 2023", "3 days
-    ago": relative ones against the corpus clock) and `focus_scored` adds the
-    list; the replay (memhtml.analysis.replay.fuse) calls the same function.
-    With explain, a hit's gain is its `time_expression` adjustment.
-    """
-    from memhtml.domain.temporal import focus_scored, resolve
-
-    interval = resolve(query, query_anchor(corpus)) if weight > 0 and hits else None
-    if interval is None:
-        return hits, None
-    scored = focus_scored(
-        [(h.path, h.score) for h in hits],
-        {h.path: h.event_at or h.updated_at for h in hits},
-        interval,
-        weight=weight,
-        k=k,
-    )
-    by_path = {h.path: h for h in hits}
-    out = []
-    for path, score in scored:
-        hit = by_path[path]
-        if score != hit.score:
-            if explain:
-                hit.adjustments["time_expression"] = score - hit.score
-            hit.score = score
-        out.append(hit)
-    described = {
-        "expression": interval.expression,
-        "start": interval.start.isoformat(),
-        "end": interval.end.isoformat(),
-    }
-    return out, described
-
-
-def arbitrate_near_duplicates(
-    hits: list[Hit], vectors: Mapping[str, Any], *, query: str, explain: bool
-) -> list[Hit]:
-    """Near-duplicate clusters ordered by the query's words, else newest first.
-
-    Scores move with the positions (memhtml.domain.neardup.arbitrate_scored);
-    with explain, a moved hit's change of score is its `near_duplicates`
-    adjustment, so the arms' contributions plus the adjustments still sum to
-    the score.
-    """
-    from memhtml.domain.neardup import arbitrate_scored
-
-    scored = arbitrate_scored(
-        [(h.path, h.score) for h in hits],
-        {h.path: h.gist for h in hits},
-        {h.path: h.event_at or h.updated_at for h in hits},
-        {h.path: vectors[h.content_hash] for h in hits if h.content_hash in vectors},
-        query=query,
-    )
-    by_path = {h.path: h for h in hits}
-    out = []
-    for path, score in scored:
-        hit = by_path[path]
-        if score != hit.score:
-            if explain:
-                hit.adjustments["near_duplicates"] = score - hit.score
-            hit.score = score
-        out.append(hit)
-    return out
 
 
 def _attach_entities(corpus: Corpus, hits: Sequence[Any]) -> None:
@@ -613,7 +532,7 @@ def capture_arms(
         "docs": {r[0]: {"text": r[2], "time": r[7] or r[6]} for r in rows},
         # what the time-expression list reads: the day relative expressions count from
         "anchor": str(query_anchor(corpus) or "") or None,
-        "time_weight": _time_weight(fusion.config, None),
+        "time_weight": time_weight_of(fusion.config, None),
         "arms_ran": arms,
         # exact scores in the shared order, as search ranks them
         "fused": [(h.path, h.score) for h in rows_to_hits(rows, query, w, k_value, False)],

@@ -121,6 +121,7 @@ class Night:
         """What a phase may read and where it stages its edits."""
         from memhtml.index.identity import path_ever_held
         from memhtml.ops.tree import TreeView
+        from memhtml.ops.write_door import inbound_links
         from memhtml.ops.writes import Planner
 
         assert self.index is not None and self.tree is not None
@@ -136,16 +137,6 @@ class Night:
             ).fetchone()
             return None if row is None else str(row[0])
 
-        def inbound(path: str) -> list[tuple[str, str]]:
-            return [
-                (str(src), str(rel))
-                for src, rel in conn.execute(
-                    "SELECT src_path, rel FROM edges WHERE dst_path = ? AND derived = 0"
-                    " ORDER BY src_path, rel",
-                    (path,),
-                )
-            ]
-
         planner = Planner(
             view=view,
             now=record.at,
@@ -153,7 +144,7 @@ class Night:
             active_path_for_hash=active_path_for_hash,
             is_dirty=lambda _path: False,
             ever_held=lambda p: path_ever_held(conn, p),
-            inbound=inbound,
+            inbound=lambda path: inbound_links(conn, path),
         )
         return SleepContext(
             run_id=record.run_id,

@@ -34,10 +34,9 @@ def root(tmp_path: Path) -> Path:
     return base
 
 
-def test_many_files_in_several_folders_land_with_the_ordinary_mode(
-    root: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(files, "PARALLEL_WRITES_MIN", 4)
+def _writing_threads(monkeypatch: pytest.MonkeyPatch, *, parallel_from: int) -> set[int]:
+    """Parallel writes from `parallel_from` files on; the ids of the threads that write files."""
+    monkeypatch.setattr(files, "PARALLEL_WRITES_MIN", parallel_from)
     threads: set[int] = set()
     real = files.write_atomic
 
@@ -46,6 +45,13 @@ def test_many_files_in_several_folders_land_with_the_ordinary_mode(
         real(target, data, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(files, "write_atomic", watched)
+    return threads
+
+
+def test_many_files_in_several_folders_land_with_the_ordinary_mode(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads = _writing_threads(monkeypatch, parallel_from=4)
     changes = _changes(20)
     touched, undo = apply_changes(root, changes)
     if files._usable_cpus() > 1:  # written on the pool's threads, not this one
@@ -81,15 +87,7 @@ def test_a_failed_file_puts_every_folder_back(root: Path, monkeypatch: pytest.Mo
 def test_one_folder_or_a_move_is_written_in_order(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(files, "PARALLEL_WRITES_MIN", 2)
-    threads: set[int] = set()
-    real = files.write_atomic
-
-    def watched(target: Path, data: bytes, **kw: object) -> None:
-        threads.add(threading.get_ident())
-        real(target, data, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(files, "write_atomic", watched)
+    threads = _writing_threads(monkeypatch, parallel_from=2)
     one_folder = [FileChange(f"areas/f0/n{i}.html", b"x") for i in range(6)]
     apply_changes(root, one_folder)
     moved = [FileChange("archive/2026/areas/f0/old.html", b"gone", moved_from="areas/f0/old.html")]
