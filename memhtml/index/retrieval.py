@@ -29,9 +29,11 @@ from memhtml.domain.snippet import SnippetFinder
 from memhtml.index.scope import Scope
 
 if TYPE_CHECKING:
+    import numpy as np
     import numpy.typing as npt
 
     from memhtml.embed.matrix import LoadedMatrix
+    from memhtml.index.bm25 import Postings
 
 ARM_LIMIT: Final = 40
 RERANK_POOL: Final = 20
@@ -121,14 +123,20 @@ def check_query(query: str) -> str:
     return query
 
 
-def fts_query(text: str) -> str | None:
-    """A safe FTS5 MATCH expression: the query's distinct word tokens OR-ed, stopwords dropped."""
+def fts_words(text: str) -> list[str]:
+    """The query's distinct word tokens, lowercased, stopwords dropped (unless that is all)."""
     tokens = list(dict.fromkeys(t.lower() for t in _TOKEN.findall(text)))
-    content = [t for t in tokens if t not in STOPWORDS]
-    chosen = content or tokens
-    if not chosen:
-        return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in chosen)
+    return [t for t in tokens if t not in STOPWORDS] or tokens
+
+
+def fts_query(text: str) -> str | None:
+    """A safe FTS5 MATCH expression: `fts_words` as quoted phrases, OR-ed."""
+    chosen = fts_words(text)
+    return _match(chosen) if chosen else None
+
+
+def _match(words: Sequence[str]) -> str:
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
 def resolve_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
@@ -360,6 +368,8 @@ def fts_arm(
     scope: Scope,
     weights: Mapping[str, float],
     arm_limit: int = ARM_LIMIT,
+    *,
+    postings: Postings | None = None,
 ) -> list[str] | None:
     """The fts arm's ranked paths (BM25, in scope), best first; None when the arm does not run.
 
@@ -368,20 +378,58 @@ def fts_arm(
     So FTS5 picks the best 2 x arm_limit in scope, and the path breaks ties
     among those: exact unless more than arm_limit matches tie at the cut.
     SQLite runs it without Python's lock, so a search ranks its vectors meanwhile.
+    A long-lived process passes `postings` (memhtml.index.bm25): the same scores from
+    memory once the index is unchanged since its previous search, ties broken by path
+    over every match.
     """
-    match = fts_query(query)
-    if match is None or weights.get("fts", 0) <= 0:
+    words = fts_words(query)
+    if not words or weights.get("fts", 0) <= 0:
         return None
     where, params = scope.sql("f")
+    ranked = postings.ranked(conn, words) if postings is not None else None
+    if ranked is not None:
+        return _in_scope(conn, ranked, where, params, arm_limit)
     rows = conn.execute(
         "SELECT path FROM (SELECT f.path AS path, files_fts.rank AS r"
         " FROM files_fts JOIN files f ON f.id = files_fts.rowid"
         f" WHERE files_fts MATCH :fts_q AND {where}"
         " ORDER BY files_fts.rank LIMIT 2 * :arm_limit)"
         " ORDER BY r, path LIMIT :arm_limit",
-        {**params, "fts_q": match, "arm_limit": arm_limit},
+        {**params, "fts_q": _match(words), "arm_limit": arm_limit},
     ).fetchall()
     return [r[0] for r in rows]
+
+
+def _in_scope(
+    conn: sqlite3.Connection,
+    ranked: tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]],
+    where: str,
+    params: Mapping[str, Any],
+    arm_limit: int,
+) -> list[str]:
+    """The best `arm_limit` in-scope paths of rows ranked in memory, ties by path.
+
+    Rows are asked about in rank order a band at a time (`best_first`) until
+    `arm_limit` are in scope; a band ends with every row tied with its last, so
+    the path tie-break sees every tie at the cut.
+    """
+    from memhtml.index.bm25 import best_first
+
+    found: list[tuple[float, str]] = []
+    for part, scores in best_first(*ranked, 2 * arm_limit):
+        by_id = dict(zip(part, scores, strict=True))
+        found += [
+            (by_id[rowid], path)
+            for rowid, path in conn.execute(
+                "SELECT f.id, f.path FROM files f"
+                f" WHERE f.id IN (SELECT value FROM json_each(:fts_rows)) AND {where}",
+                {**params, "fts_rows": json.dumps(part)},
+            )
+        ]
+        if len(found) >= arm_limit:
+            break
+    found.sort()
+    return [path for _, path in found[:arm_limit]]
 
 
 def _fused_statement(

@@ -31,6 +31,7 @@ from memhtml.store.lock import RepoLock
 if TYPE_CHECKING:
     from memhtml.embed.base import Embedder
     from memhtml.embed.matrix import LoadedMatrix
+    from memhtml.index.bm25 import Postings
     from memhtml.index.indexer import Indexer, IndexReport
     from memhtml.index.retrieval import SearchResult
     from memhtml.index.scoped import CheckScope, ScopedStatus
@@ -87,6 +88,7 @@ class Corpus:
         self._exact_at: tuple[str | None, Any] | None = None
         self._checks = {"skipped": 0, "scoped": 0, "full": 0}  # freshness checks by kind
         self._ranked_reads = 0  # begin_catch_up calls: a second one starts the watcher
+        self._postings: Postings | None = None
 
     # -- wiring ----------------------------------------------------------------
     def require_repo(self) -> None:
@@ -121,6 +123,15 @@ class Corpus:
             state_dir = self.root / ".memhtml"
             self._conn = connect(state_dir / "index.db", state_dir / "state.db")
         return self._conn
+
+    @property
+    def fts_postings(self) -> Postings:
+        """The fts arm's BM25 from memory (memhtml.index.bm25), for a process's repeat searches."""
+        if self._postings is None:
+            from memhtml.index.bm25 import Postings
+
+            self._postings = Postings()
+        return self._postings
 
     @cached_property
     def indexer(self) -> Indexer:
@@ -252,6 +263,9 @@ class Corpus:
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None
+        if self._postings is not None:
+            self._postings.close()
+            self._postings = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None

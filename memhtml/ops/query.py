@@ -251,7 +251,7 @@ def _fuse(
         both = fts_query(query) is not None and w["fts"] > 0 and w["vector"] > 0
         beside = _Beside(job) if both and corpus.embedder is not None else None
         try:
-            fts = fts_arm(corpus.conn, query, scope, w, arm_limit)
+            fts = fts_arm(corpus.conn, query, scope, w, arm_limit, postings=corpus.fts_postings)
         finally:
             candidates, reason, share, qvec = beside.result() if beside is not None else job()
         rows, arms = fused_rows(
