@@ -13,7 +13,10 @@ its child processes' CPU seconds (git, render workers) are printed beside it, si
 with the machine's load.
 
     python -m bench.bench_store [--sizes 1000 10000] [--ops 1000] [--writes 50]
-        [--cold 10] [--repeat 3]
+        [--cold 10] [--repeat 3] [--cold-only]
+
+`--cold-only` times the cold CLI writes alone (and counts their git
+processes), into bench/results/store-cold.json.
 """
 
 from __future__ import annotations
@@ -95,6 +98,38 @@ def one_apply(size: int, n_ops: int, tmp: Path) -> dict[str, Any]:
     }
 
 
+def cold_only(sizes: list[int], n: int) -> None:
+    """The cold CLI `write` row alone (issue 19): p50 of `n` writes into an indexed copy."""
+    rows = []
+    for size in sizes:
+        loads = [os.getloadavg()[0]]
+        with tempfile.TemporaryDirectory() as tmp:
+            root = fresh_copy(size, Path(tmp) / "m")
+            corpus = memhtml.open(root, embedder="off")
+            corpus.index.rebuild(embed=False)
+            corpus.close()
+            cold_cli_write(root, -1)  # the first write after a copy reads a cold page cache
+            cold = [cold_cli_write(root, i) for i in range(n)]
+            git_count = git_processes(root, Path(tmp))
+        loads.append(os.getloadavg()[0])
+        row = {
+            "store_size": size,
+            "cold_cli_write": summary(cold),
+            "cold_cli_write_git_processes": git_count,
+            "load_avg_1m": [round(x, 2) for x in loads],
+        }
+        rows.append(row)
+        print(
+            f"store {size}: cold CLI write p50 {summary(cold)['p50_ms']} ms"
+            f" ({git_count} git processes); load {row['load_avg_1m']}",
+            file=sys.stderr,
+        )
+    write_result(
+        "store-cold",
+        {"embedder": "off", "rows": rows, "reference": {"target_cold_write_s": 0.25}},
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
@@ -102,7 +137,15 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=50)
     parser.add_argument("--cold", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=3, help="applies per size (median)")
+    parser.add_argument(
+        "--cold-only",
+        action="store_true",
+        help="only the cold CLI writes and their git processes (no apply, no warm writes)",
+    )
     args = parser.parse_args()
+    if args.cold_only:
+        cold_only(args.sizes, args.cold)
+        return
     rows = []
     for size in args.sizes:
         loads = [os.getloadavg()[0]]

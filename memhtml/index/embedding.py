@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import logging
-import secrets
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -85,6 +84,8 @@ def check_space(conn: sqlite3.Connection, embedder: Embedder | None) -> None:
 
 def reset_space(conn: sqlite3.Connection, embedder: Embedder | None, root: Path) -> None:
     """Empty the vector plane and record a new space (the explicit migration)."""
+    import secrets  # a new vector space only: a cold write never loads it
+
     from memhtml.embed.matrix import VectorMatrix
 
     epoch = secrets.token_hex(8)
@@ -122,6 +123,8 @@ def vectors_dir(root: Path) -> Path:
 def _claim_space(conn: sqlite3.Connection, embedder: Embedder, root: Path) -> str:
     model, _, epoch = stored_space(conn)
     if model is None or epoch is None:
+        import secrets
+
         epoch = secrets.token_hex(8)
         conn.execute(
             "UPDATE index_state SET embed_model = ?, embed_dim = ?, vector_epoch = ? WHERE id = 1",

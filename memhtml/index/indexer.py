@@ -18,17 +18,20 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.contracts.errors import InvalidPathError
 from memhtml.contracts.paths import is_memory_path
 from memhtml.contracts.vocab import GENERATED_NAMES, PARA_BUCKETS
 from memhtml.html import MemoryDocument
-from memhtml.index import bulk, writer
+from memhtml.index import writer
 from memhtml.index.db import watermark, write_transaction
 from memhtml.index.parallel import CHUNK, PARALLEL_MIN, ParsePool, project_chunk, project_many
 from memhtml.index.project import Parsed, Projection, path_facts, project_bytes
 from memhtml.store.git import Git, StatusEntry, blob_sha
+
+if TYPE_CHECKING:
+    from memhtml.index import bulk
 
 log = logging.getLogger("memhtml.index")
 PREFIXES: Final[tuple[str, ...]] = tuple(f"{b}/" for b in PARA_BUCKETS)
@@ -328,6 +331,8 @@ class Indexer:
     # -- rebuild -------------------------------------------------------------
     def rebuild(self) -> IndexReport:
         """Empty the plane and project every memory at HEAD plus the working tree's edits."""
+        from memhtml.index import bulk  # a rebuild's machinery: a write never loads it
+
         started = time.perf_counter()
         report = IndexReport("rebuild", previous_head=self.watermark())
         head = self.git.head()
@@ -347,6 +352,8 @@ class Indexer:
         status: subprocess.Popen[bytes] | None,
         started: float,
     ) -> IndexReport:
+        from memhtml.index import bulk
+
         # Filtered (`indexable`) batch by batch in _submit_tree: the workers start sooner.
         tree = sorted((e.path, e.sha) for e in self.git.ls_tree(head, PREFIXES)) if head else []
         now = self.clock()

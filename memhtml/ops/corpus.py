@@ -149,6 +149,8 @@ class Corpus:
 
     @cached_property
     def _embedder(self) -> Embedder | None:
+        if self.embedder_name == "off":  # the registry's answer, without loading the registry
+            return None
         from memhtml.embed.registry import get_embedder
 
         try:

@@ -198,7 +198,6 @@ def write_door(corpus: Corpus, embed: bool) -> Iterator[Door]:
     fresh tree view. The one git question the commit asks first (has the user
     staged other work?) starts now and runs while the door plans.
     """
-    from memhtml.index.embedding import check_space
     from memhtml.ops.sync import refuse_unresolved
     from memhtml.ops.tree import TreeView
 
@@ -209,7 +208,10 @@ def write_door(corpus: Corpus, embed: bool) -> Iterator[Door]:
         staged = corpus.git.probe_staged(corpus.git.head_fast())
         try:
             corpus.sync()
-            check_space(corpus.conn, embedder)
+            if embedder is not None:  # no vectors, no space to mix (and no module to load)
+                from memhtml.index.embedding import check_space
+
+                check_space(corpus.conn, embedder)
             now = corpus.clock()
             yield Door(embedder, now, make_planner(corpus, TreeView(corpus.root), now), staged)
         finally:

@@ -15,14 +15,13 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 from memhtml.contracts.errors import InvalidPathError, StorageError
 from memhtml.contracts.paths import is_memory_path
 
 
-@dataclass(frozen=True)
-class FileChange:
+class FileChange(NamedTuple):  # not a frozen dataclass: ~1.5 ms of a cold start to create
     """One path's new content (None deletes); `moved_from` makes it a rename."""
 
     path: str

@@ -13,9 +13,8 @@ import logging
 import os
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 from memhtml.contracts.errors import GitError, WriteConflictError
 
@@ -45,8 +44,8 @@ def commit_subject(operation: str, subject: str) -> str:
     return line
 
 
-@dataclass(frozen=True)
-class TreeEntry:
+# The records are NamedTuples: a frozen dataclass costs a cold start ~1.5 ms each to create.
+class TreeEntry(NamedTuple):
     """One blob in a tree listing."""
 
     mode: str
@@ -54,8 +53,7 @@ class TreeEntry:
     path: str
 
 
-@dataclass(frozen=True)
-class DiffEntry:
+class DiffEntry(NamedTuple):
     """One changed path between two commits: status is A, M, D, or R (with old_path)."""
 
     status: str
@@ -63,8 +61,7 @@ class DiffEntry:
     old_path: str | None = None
 
 
-@dataclass(frozen=True)
-class StatusEntry:
+class StatusEntry(NamedTuple):
     """One uncommitted path in the working tree (porcelain v2)."""
 
     kind: str  # "changed", "renamed", "untracked", "unmerged"
