@@ -35,6 +35,7 @@ from typing import Any, Final
 from bench.harness import beam as beam_h
 from bench.harness import common as h
 from bench.harness import locomo as locomo_h
+from bench.harness.levers import beam_id, locomo_id
 from memhtml.analysis.replay import ArmCapture, FusionConfig
 from memhtml.analysis.tuning import split_queries
 from memhtml.contracts.vocab import (
@@ -72,14 +73,6 @@ def _read_captures(root: Path) -> ArmCapture:
         if merged.anchors[q] is None:
             merged.anchors[q] = anchor
     return merged
-
-
-def _locomo_id(path: str) -> str:
-    return path.rsplit("/", 1)[-1].removesuffix(".html").upper().replace("-", ":")
-
-
-def _beam_id(path: str) -> str:
-    return str(int(path.rsplit("/", 1)[-1].removesuffix(".html").lstrip("m") or "0"))
 
 
 Scorer = Callable[[list[str], Any], dict[str, Any]]
@@ -157,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "locomo-plain",
             _read_captures(args.locomo),
             locomo_q,
-            _locomo_id,
+            locomo_id,
             lambda ids, q: locomo_h.score(ids, q.gold_ids),
             ("recall@10",),
             args.seed,
@@ -167,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "beam",
             _read_captures(args.beam),
             beam_q,
-            _beam_id,
+            beam_id,
             beam_h.score,
             ("any@10", "update_first"),
             args.seed,

@@ -47,12 +47,12 @@ TOP_FEEDBACK = 5
 RRF_K = 10
 
 
-def _locomo_id(path: str) -> str:
+def locomo_id(path: str) -> str:
     stem = path.rsplit("/", 1)[-1].removesuffix(".html")
     return stem.upper().replace("-", ":")
 
 
-def _beam_id(path: str) -> str:
+def beam_id(path: str) -> str:
     return str(int(path.rsplit("/", 1)[-1].removesuffix(".html").lstrip("m") or "0"))
 
 
@@ -214,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "locomo-plain",
             args.locomo,
             kept,
-            _locomo_id,
+            locomo_id,
             lambda ids, q: locomo_h.score(ids, q.gold_ids),
             lambda q: q.category,
             headline=locomo_h.HEADLINE,
@@ -226,9 +226,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             args.data_root / "beam" / "100K" if args.data_root else None, "beam", "100K"
         )
         corpora, _ = load_beam(data)
-        res = run_benchmark(
-            "beam", args.beam, corpora, _beam_id, beam_h.score, lambda q: q.category
-        )
+        res = run_benchmark("beam", args.beam, corpora, beam_id, beam_h.score, lambda q: q.category)
         res["unit"] = beam_h.UNIT
         out["results"].append(res)
     out["loadavg_at_end"] = list(os.getloadavg())
