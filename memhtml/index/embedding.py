@@ -158,6 +158,15 @@ def pending_chunks(
     return [out[k] for k in sorted(out)]
 
 
+def count_pending(conn: sqlite3.Connection) -> int:
+    """How many chunks `pending_chunks` would return, without reading their texts."""
+    row = conn.execute(
+        "SELECT count(DISTINCT p.chunk_id) FROM pending_vectors p"
+        " JOIN chunks c ON c.chunk_id = p.chunk_id"
+    ).fetchone()
+    return int(row[0])
+
+
 def coverage(conn: sqlite3.Connection, *, exact: bool = False) -> tuple[int, int]:
     """(distinct chunks with a vector, distinct chunks).
 

@@ -10,9 +10,9 @@ from memhtml.index.db import set_aside_planes, write_transaction
 from memhtml.index.embedding import (
     EmbedReport,
     check_space,
+    count_pending,
     coverage,
     embed_missing,
-    pending_chunks,
     reset_space,
     space_matches,
     stored_space,
@@ -83,7 +83,7 @@ class IndexFacade:
             data = c.indexer.rebuild().to_data()
             if embed is False:
                 model = stored_space(c.conn)[0]
-                pending = len(pending_chunks(c.conn, model))
+                pending = count_pending(c.conn)
                 data["vectors"] = {"embedded": 0, "pending": pending, "model": model, "error": None}
             else:
                 data["vectors"] = self._embed(None, progress) if embedder else c.vectors_off()
@@ -111,7 +111,7 @@ class IndexFacade:
                 raise c.embedder_error
             return {"mode": "embed", "dry_run": dry_run, **c.vectors_off()}
         check_space(c.conn, embedder)
-        pending = len(pending_chunks(c.conn, embedder.model_id))
+        pending = count_pending(c.conn)
         if dry_run:
             return {
                 "mode": "embed",
