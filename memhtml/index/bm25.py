@@ -288,7 +288,10 @@ class Postings:
         n_rows, norms = self._row_norms(conn)
         if norms is None:
             return None
-        return scores([self.posting(conn, t) for t in terms], n_rows, norms)
+        postings = [self.posting(conn, t) for t in terms]
+        if any(len(p.rows) and p.rows[-1] >= len(norms) for p in postings):
+            return None  # a row without a size: not one state of the index (never expected)
+        return scores(postings, n_rows, norms)
 
     def close(self) -> None:
         if self._tokenizer is not None:

@@ -203,6 +203,22 @@ def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("COMMIT")
 
 
+@contextmanager
+def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """Several reads in one transaction, so they see one state of the index (a writer that
+    commits meanwhile is seen by the next snapshot); inside a transaction already, a no-op."""
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 def set_aside_planes(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """The reports of planes another build left that were set aside (see index.planes)."""
     from memhtml.index.planes import set_aside_planes as reports

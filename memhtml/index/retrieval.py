@@ -386,9 +386,14 @@ def fts_arm(
     if not words or weights.get("fts", 0) <= 0:
         return None
     where, params = scope.sql("f")
-    ranked = postings.ranked(conn, words) if postings is not None else None
-    if ranked is not None:
-        return _in_scope(conn, ranked, where, params, arm_limit)
+    if postings is not None:
+        from memhtml.index.db import read_snapshot
+
+        # The cache's key, the postings it loads and the scope check: one state of the index.
+        with read_snapshot(conn):
+            ranked = postings.ranked(conn, words)
+            if ranked is not None:
+                return _in_scope(conn, ranked, where, params, arm_limit)
     rows = conn.execute(
         "SELECT path FROM (SELECT f.path AS path, files_fts.rank AS r"
         " FROM files_fts JOIN files f ON f.id = files_fts.rowid"

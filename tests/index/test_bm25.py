@@ -210,3 +210,24 @@ def test_best_first_bands_join_into_the_full_stable_order(scores: list[float], f
     # A band ends with every row tied with its last.
     for (_, values), (_, following) in itertools.pairwise(bands):
         assert values[-1] < following[0]
+
+
+def test_the_arm_reads_one_state_of_the_index_while_another_process_writes(tmp_path: Any) -> None:
+    from memhtml.index.db import read_snapshot
+
+    root = tmp_path / "memory"
+    init_repo(root)
+    with memhtml.open(root, embedder="fake") as c:
+        c.apply([{"op": "write", "title": "a", "type": "semantic", "claim": "The pool drains."}])
+        count = "SELECT count(*) FROM files"
+        with read_snapshot(c.conn):
+            before = c.conn.execute(count).fetchone()[0]
+            with memhtml.open(root, embedder="fake") as other:  # a writer beside the reader
+                other.apply(
+                    [{"op": "write", "title": "b", "type": "semantic", "claim": "It drains."}]
+                )
+            # Inside the snapshot the other commit is not seen; nested snapshots are no-ops.
+            with read_snapshot(c.conn):
+                assert c.conn.execute(count).fetchone()[0] == before
+        assert c.conn.execute(count).fetchone()[0] == before + 1
+        assert not c.conn.in_transaction
