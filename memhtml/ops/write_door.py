@@ -298,6 +298,7 @@ def commit_changes(
     from memhtml.store import recovery
     from memhtml.store.files import apply_changes
     from memhtml.store.git import PACK_THRESHOLD
+    from memhtml.store.upkeep import keep_in_shape
 
     git, root = corpus.git, corpus.root
     parent = git.head_fast()  # under the lock: only a hand commit moves it
@@ -346,17 +347,19 @@ def commit_changes(
     if embedder is not None:
         from memhtml.index.embedding import embed_missing
 
-        vec = embed_missing(
+        vectors = embed_missing(
             corpus.conn,
             embedder,
             root,
             paths=[c.path for c in changes if c.content],
             clock=now or corpus.clock(),
-        )
-        recovery.end(root)
-        return sha, report, vec.to_data()
+        ).to_data()
+    else:
+        vectors = corpus.vectors_off()
     recovery.end(root)
-    return sha, report, corpus.vectors_off()
+    # Under the lock still: repack when git's gc limits are passed (no process otherwise).
+    keep_in_shape(git)
+    return sha, report, vectors
 
 
 def recover(corpus: Corpus) -> dict[str, Any]:

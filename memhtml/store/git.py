@@ -445,6 +445,17 @@ class Git:
         """
         return BlobImport(self, blobs)
 
+    def repack_geometric(self) -> bool:
+        """Roll small packs and every loose object into bigger packs, pruning nothing
+        (`git repack -d --geometric=2`; memhtml.store.upkeep). False when git failed:
+        it renames its new pack into place before it deletes an old one."""
+        try:
+            self.run("repack", "-d", "-q", "--geometric=2")
+        except GitError as exc:
+            log.warning("object store upkeep: %s", exc)
+            return False
+        return True
+
     def commit_paths(
         self,
         paths: Sequence[str],
