@@ -75,9 +75,9 @@ class _Unset:
 
 
 _UNSET: Final = _Unset()
-# At or above this many objects a batch's blobs go into one pack, below it they
-# are written loose: git's own rule for a fetch (transfer.unpackLimit, 100).
-PACK_THRESHOLD: Final = 100
+# At or above this many objects a batch's blobs go into one pack, below it they are
+# written loose: git's own rule (fastimport.unpackLimit 100 keeps 100 or fewer loose).
+PACK_THRESHOLD: Final = 101
 
 
 def fast_import_stream(blobs: Sequence[bytes]) -> bytes:
