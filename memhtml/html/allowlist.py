@@ -96,6 +96,20 @@ ELEMENT_ATTRIBUTES: Final[dict[str, frozenset[str]]] = {
 URL_ATTRIBUTES: Final[frozenset[str]] = frozenset({"href", "cite"})
 # The attributes whose value (not only whose name) a rule reads.
 VALUED_ATTRIBUTES: Final[frozenset[str]] = URL_ATTRIBUTES | {"http-equiv", "rel"}
+
+
+def _quiet_attributes(tag: str) -> frozenset[str]:
+    allowed = GLOBAL_ATTRIBUTES | ELEMENT_ATTRIBUTES.get(tag, frozenset())
+    # A head <link href> is checked by the head's reader, not as a URL here.
+    valued = {"rel"} if tag == "link" else URL_ATTRIBUTES
+    return allowed - valued - {"http-equiv"}
+
+
+# Per allowed element, the attributes `attribute_problems` never refuses on it,
+# whatever their values: a start tag with only these draws no finding at all.
+QUIET_ATTRIBUTES: Final[dict[str, frozenset[str]]] = {
+    tag: _quiet_attributes(tag) for tag in sorted(ALLOWED_ELEMENTS)
+}
 URL_SCHEMES: Final[frozenset[str]] = frozenset({"http", "https", "mailto"})
 # The one http-equiv that only restates what the file is.
 HTTP_EQUIV_VALUES: Final[frozenset[str]] = frozenset({"content-type"})

@@ -7,9 +7,9 @@ reads them (block elements separated by a space, `<pre>` kept verbatim).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TypeVar
+from typing import Final, NamedTuple, TypeVar
 
 from lxml import etree
 
@@ -19,10 +19,11 @@ from memhtml.html.hashing import normalized_text
 from memhtml.html.validate import ASCII_WS, Issues, collapse, meta_number
 
 T = TypeVar("T")
+# Remembered per process, like validate's strict_datetime.
+_normalized_datetime: Final = functools.lru_cache(maxsize=1024)(normalize_datetime)
 
 
-@dataclass(frozen=True)
-class ArticleFields:
+class ArticleFields(NamedTuple):
     """The body-derived fields of a MemoryDocument."""
 
     body_text: str = ""
@@ -49,25 +50,47 @@ def _non_empty(texts: Iterable[str]) -> tuple[str, ...]:
     return tuple(t for t in texts if t)
 
 
+# The elements read_article looks at, found in one walk; cite and q are one group.
+_GROUP_OF: Final[dict[str, str]] = {
+    "dl": "dl", "cite": "cite", "q": "cite", "dfn": "dfn", "summary": "summary",
+    "details": "details", "aside": "aside", "code": "code", "time": "time",
+}  # fmt: skip
+_GROUP_TAGS: Final[dict[str, tuple[str, ...]]] = {"cite": ("cite", "q")}
+
+
 def read_article(article: etree._Element, issues: Issues) -> ArticleFields:
     """Extract every indexed field of an article, recording a bad `<time datetime>`."""
+    groups: dict[str, list[etree._Element]] = {}
+    for el in article.iter(*_GROUP_OF):
+        groups.setdefault(_GROUP_OF[el.tag], []).append(el)
+    body_text = normalized_text(article)
+    event_at = _event_at(groups["time"], issues) if "time" in groups else None
+    if not groups.keys() - {"time"}:  # the common case: a claim and paragraphs
+        return ArticleFields(body_text=body_text, event_at=event_at)
+
+    def top(group: str) -> list[etree._Element]:
+        found = groups.get(group)
+        if not found:
+            return []
+        return _outermost(article, found, _GROUP_TAGS.get(group, (group,)))
+
     return ArticleFields(
-        body_text=normalized_text(article),
-        event_at=_event_at(article, issues),
-        facets=_unique(_facets(article)),
-        citations=_unique(_citations(article)),
-        concepts=_unique(_non_empty(text_of(d) for d in outermost(article, "dfn"))),
+        body_text=body_text,
+        event_at=event_at,
+        facets=_unique(_facets(top("dl"))),
+        citations=_unique(_citations(top("cite"))),
+        concepts=_unique(_non_empty(text_of(d) for d in top("dfn"))),
         code_langs=_unique(
             _non_empty(
-                (c.get("data-lang") or "").strip(ASCII_WS).lower() for c in article.iter("code")
+                (c.get("data-lang") or "").strip(ASCII_WS).lower() for c in groups.get("code", ())
             )
         ),
-        summaries=_non_empty(text_of(s) for s in outermost(article, "summary")),
+        summaries=_non_empty(text_of(s) for s in top("summary")),
         details_text=_non_empty(
             collapse(normalized_text(d, skip=[c for c in d if c.tag == "summary"]))
-            for d in outermost(article, "details")
+            for d in top("details")
         ),
-        asides=_non_empty(text_of(a) for a in outermost(article, "aside")),
+        asides=_non_empty(text_of(a) for a in top("aside")),
     )
 
 
@@ -79,26 +102,34 @@ def outermost(article: etree._Element, *tags: str) -> list[etree._Element]:
     of the outer one's. Reading every nested one would read the same text once
     per level, which for a few hundred levels of nesting takes minutes.
     """
+    return _outermost(article, article.iter(*tags), tags)
+
+
+def _outermost(
+    article: etree._Element, candidates: Iterable[etree._Element], tags: tuple[str, ...]
+) -> list[etree._Element]:
+    """`outermost` over `candidates`: the article's elements of `tags`, in document order."""
     above = set(article.iterancestors(*tags))  # an article inside an aside, say
     found = []
-    for el in article.iter(*tags):
+    for el in candidates:
         enclosing = next(el.iterancestors(*tags), None)
         if el is not article and (enclosing is None or enclosing in above):
             found.append(el)
     return found
 
 
-def _event_at(article: etree._Element, issues: Issues) -> str | None:
+def _event_at(times: Iterable[etree._Element], issues: Issues) -> str | None:
     """The first `<time datetime>` names when the fact happened in the world.
 
-    The body accepts the wider ISO grammar other tools write and normalizes it
-    to the stored one; a value that is not a datetime at all is a violation.
+    `times` are the article's `<time>` elements in document order. The body
+    accepts the wider ISO grammar other tools write and normalizes it to the
+    stored one; a value that is not a datetime at all is a violation.
     """
-    first = next((t for t in article.iter("time") if t.get("datetime") is not None), None)
+    first = next((t for t in times if t.get("datetime") is not None), None)
     if first is None:
         return None
     raw = first.get("datetime") or ""
-    normalized = normalize_datetime(raw)
+    normalized = _normalized_datetime(raw)
     if normalized is None:
         issues.violation(
             "bad-datetime",
@@ -107,13 +138,13 @@ def _event_at(article: etree._Element, issues: Issues) -> str | None:
     return normalized
 
 
-def _facets(article: etree._Element) -> Iterable[Facet]:
+def _facets(lists: Iterable[etree._Element]) -> Iterable[Facet]:
     """Each `<dd>` of a `<dl>` is a facet named by the nearest `<dt>` before it.
 
     Only the list's own children pair up; a `<dl>` nested inside another
     (within a facet) is part of that facet's value, not a list of its own.
     """
-    for dl in outermost(article, "dl"):
+    for dl in lists:
         name = ""
         for child in dl:
             if child.tag == "dt":
@@ -131,12 +162,12 @@ def _facets(article: etree._Element) -> Iterable[Facet]:
                 yield Facet(name=name, value=text_of(child), numeric=numeric)
 
 
-def _citations(article: etree._Element) -> Iterable[Citation]:
+def _citations(outer: Iterable[etree._Element]) -> Iterable[Citation]:
     """`<cite>` titles and `<q>` quotations (with their `cite` URL), in document order.
 
     A citation or quotation inside another one is part of the outer one's text.
     """
-    for el in outermost(article, "cite", "q"):
+    for el in outer:
         text = text_of(el)
         if not text:
             continue

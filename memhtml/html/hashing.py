@@ -69,9 +69,23 @@ def normalized_text(
     """The normalized text of `root`: the content hash's input when root is the `<article>`.
 
     Elements in `skip` (and with `exclude_code`, every `<pre>` and `<code>`)
-    contribute nothing; their tails still do. The walk is iterative, so depth
-    is bounded only by the parser.
+    contribute nothing; their tails still do. Without a `<pre>` (nearly every
+    memory) all text is collapsible and a recursive walk reads it; otherwise,
+    or past a depth no libxml2 tree reaches, the iterative walk does, whose
+    depth is bounded only by the parser.
     """
+    if next(root.iter("pre"), None) is None:
+        try:
+            return _collapsible_text(root, skip, exclude_code)
+        except _TooDeepError:
+            pass
+    return _segmented_text(root, skip, exclude_code)
+
+
+def _segmented_text(
+    root: etree._Element, skip: Collection[etree._Element], exclude_code: bool
+) -> str:
+    """`normalized_text` by the general walk: collapsible and verbatim segments."""
     kinds: list[bool] = []  # verbatim flag of each segment
     parts: list[list[str]] = []  # the pieces of each segment
 
@@ -123,6 +137,67 @@ def normalized_text(
                 text = text.removesuffix(" ")
         rendered.append(text)
     return "".join(rendered)
+
+
+class _TooDeepError(Exception):
+    """The recursive walk's depth bound was reached; the iterative one takes over."""
+
+
+_MAX_RECURSION: Final = 300  # libxml2 stops nesting at 255 levels
+
+
+def _collapsible_text(root: etree._Element, skip: Collection[etree._Element], no_code: bool) -> str:
+    """`normalized_text` of a subtree without `<pre>`: one collapsible segment.
+
+    The segments of the general walk are all collapsible here, so they join
+    into one whose whitespace runs collapse and whose ends are trimmed.
+    """
+    pieces: list[str] = []
+    append = pieces.append
+
+    def walk(node: etree._Element, tag: str, depth: int) -> None:
+        if depth > _MAX_RECURSION:
+            raise _TooDeepError
+        block = tag not in INLINE_ELEMENTS
+        if block:
+            append(" ")
+        text = node.text
+        if text:
+            if tag in _NEWLINE_SWALLOWING and text.startswith("\n"):
+                text = text[1:]
+            append(text)
+        for child in node:
+            inner = child.tag
+            if (
+                isinstance(inner, str)  # not a comment or a processing instruction
+                and not (skip and child in skip)
+                and not (no_code and inner in CODE_ELEMENTS)
+            ):
+                walk(child, inner, depth + 1)
+            tail = child.tail
+            if tail:
+                append(tail)
+        if block:
+            append(" ")
+
+    tag = root.tag
+    if not isinstance(tag, str) or (skip and root in skip) or (no_code and tag in CODE_ELEMENTS):
+        return ""
+    if not len(root):  # a leaf (a claim's <mark>): its text, whatever spaces a block adds
+        return collapse_spaces(root.text or "")
+    walk(root, tag, 0)
+    return collapse_spaces("".join(pieces))
+
+
+def collapse_spaces(text: str) -> str:
+    """Runs of ASCII whitespace to one space, and none at either end (`U+00A0` is kept).
+
+    The same as replacing each run of space, tab, LF, CR and FF by one space
+    and trimming one space from each end, without a regular expression's cost
+    per run.
+    """
+    spaced = text.replace("\n", " ").replace("\t", " ").replace("\r", " ").replace("\f", " ")
+    return " ".join(filter(None, spaced.split(" ")))
 
 
 def hash_text(text: str) -> str:

@@ -6,7 +6,8 @@ differences hide markup from a check of the tree alone: it stops at the first
 `<body>` or `<html>` start tag whose attributes a browser copies onto the
 page's own. So the allow-lists are applied to every start tag of the source,
 wherever a tree builder would put it, and the tree is only asked about
-placement.
+placement. (`scan` leaves out the start tags that cannot draw a finding: an
+allowed name with only attributes `allowlist.QUIET_ATTRIBUTES` lists for it.)
 
 The scan follows the WHATWG tokenizer where it decides what is a tag:
 comments (including `<!-->`, `<!--->` and `--!>`), doctypes, bogus comments
@@ -20,6 +21,7 @@ builder could put the tokenizer in afterwards.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from collections.abc import Iterable
@@ -27,7 +29,12 @@ from dataclasses import dataclass
 from html import entities
 from typing import Final, NamedTuple
 
-from memhtml.html.allowlist import ALLOWED_ELEMENTS, ASCII_LOWER, RAW_TEXT_ELEMENTS
+from memhtml.html.allowlist import (
+    ALLOWED_ELEMENTS,
+    ASCII_LOWER,
+    QUIET_ATTRIBUTES,
+    RAW_TEXT_ELEMENTS,
+)
 
 _TAG_NAME: Final = re.compile(r"[^\t\n\f\r />]*")
 _BEFORE_ATTRIBUTE: Final = re.compile(r"[\t\n\f\r /]*")
@@ -46,30 +53,44 @@ _ATTRIBUTES: Final = (
     r"(?:[\t\n\f\r ]+[A-Za-z][A-Za-z0-9_.:-]*"
     rf"(?:[\t\n\f\r ]*=[\t\n\f\r ]*(?:\"[^\"]*\"|'[^']*'|{_UNQUOTED_VALUE}))?)*"
 )
-_NEXT: Final = re.compile(
+_NEXT_TOKEN: Final = (
     rf"<(?:(/?)([A-Za-z][A-Za-z0-9-]*)({_ATTRIBUTES})[\t\n\f\r ]*(/?)>"
     r"|(!--(?:>|->|(?s:.*?)--!?>))"  # a closed comment, including <!--> and <!--->
     r"|([!?/A-Za-z]))"
 )
-_FAST_ATTRIBUTE: Final = re.compile(
+_FAST_ATTRIBUTE: Final = (
     r"([A-Za-z][A-Za-z0-9_.:-]*)"
     r"(?:[\t\n\f\r ]*=[\t\n\f\r ]*(?:\"([^\"]*)\"|'([^']*)'|([^\t\n\f\r \"'=<>`/]+)))?"
 )
 # After these start tags a browser reads raw text up to the matching end tag
 # (after <plaintext>, to the end of the input).
-_RAW_TEXT_END: Final[dict[str, re.Pattern[str]]] = {
-    name: re.compile(rf"</{name}[\t\n\f\r />]", re.IGNORECASE)
+_RAW_TEXT_END: Final[dict[str, str]] = {
+    name: rf"(?i:</{name}[\t\n\f\r />])"
     for name in (
         "script", "style", "xmp", "iframe", "noembed", "noframes", "noscript", "textarea",
         "title",
     )
 }  # fmt: skip
 _RAW_TEXT_NAMES: Final = frozenset(_RAW_TEXT_END) | {"plaintext"}
-_CHARREF: Final = re.compile(r"&(?:#([0-9]+);?|#[xX]([0-9a-fA-F]+);?|([A-Za-z0-9]{1,32})(;?))")
+_CHARREF: Final = r"&(?:#([0-9]+);?|#[xX]([0-9a-fA-F]+);?|([A-Za-z0-9]{1,32})(;?))"
+
+
+@functools.cache
+def _regex(source: str) -> re.Pattern[str]:
+    """`source` compiled on its first use: most imports parse little or nothing,
+    and compiling the scan's large expressions is a good part of the import."""
+    return re.compile(source)
+
+
 _MAX_CODE_POINT: Final = 0x10FFFF
 _NAMED_REFERENCES: Final[dict[str, str]] = entities.html5
 
 _Trie = dict[str, "_Trie"]
+
+
+# Branches are tried in order: the letters memory markup starts its tags with
+# most often come first (p, mark and meta, li, time, code, name, em...).
+_FREQUENT: Final = "pmltcnedsahbq"
 
 
 def _alternation(words: Iterable[str]) -> str:
@@ -82,7 +103,8 @@ def _alternation(words: Iterable[str]) -> str:
         node[""] = {}
 
     def branch(node: _Trie) -> str:
-        arms = [re.escape(key) + branch(child) for key, child in sorted(node.items()) if key]
+        keys = sorted(node, key=lambda key: (_FREQUENT.find(key) % 99, key))  # missing: -1
+        arms = [re.escape(key) + branch(node[key]) for key in keys if key]
         if not arms:
             return ""
         if len(arms) == 1 and "" not in node:
@@ -93,13 +115,58 @@ def _alternation(words: Iterable[str]) -> str:
     return branch(trie)
 
 
-# Tags no check needs to see: attribute-less tags of names the allow-list takes
-# anywhere, other than the article and html tags whose places the parse needs.
-_PLAIN_RUN: Final = re.compile(
-    r"(?:[^<]++|</?(?i:"
-    + _alternation(ALLOWED_ELEMENTS - RAW_TEXT_ELEMENTS - {"article", "html"})
-    + r")[\t\n\f\r ]*+>)*+"
-)
+def _quiet_tags() -> str:
+    """Start tags no check needs to see, as alternatives of a regular expression.
+
+    Tags of names the allow-list takes, other than a raw-text element and the
+    article whose place the parse needs, with no attributes or with up to 16
+    double-quoted ones that draw no finding on that element whatever their
+    values (a `<meta name content>`, a `<time datetime>`, `<html lang>`).
+    """
+    names = ALLOWED_ELEMENTS - RAW_TEXT_ELEMENTS - {"article"}
+    everywhere = frozenset.intersection(*(QUIET_ATTRIBUTES[name] for name in names))
+
+    def arm(group: Iterable[str], quiet: Iterable[str]) -> str:
+        attribute = rf"[\t\n\f\r ]++{_alternation(quiet)}=\"[^\"]*+\""
+        return rf"(?i:{_alternation(group)})(?:{attribute}){{0,16}}+[\t\n\f\r ]*+>"
+
+    # Arms are tried in order: the rendered head's metas and the <time> of its
+    # first paragraph, then any name with the attributes quiet everywhere (the
+    # global ones) or none, then the elements whose own quiet attributes are
+    # common in memories. (A tag of any other shape is read token by token;
+    # each arm costs compile time at import.)
+    by_attributes: dict[frozenset[str], list[str]] = {}
+    for name in ("meta", "time", "html", "code", "data"):
+        by_attributes.setdefault(QUIET_ATTRIBUTES[name], []).append(name)
+    arms = [arm(group, quiet) for quiet, group in by_attributes.items()]
+    arms.insert(2, arm(names, everywhere))
+    return "|".join(arms)
+
+
+@functools.cache
+def _step() -> str:
+    """What the scan skips in one match, then the next token as _NEXT_TOKEN reads it.
+
+    Skipped: text (and a "<" that starts no markup), closed comments, doctypes
+    and other bogus comments, a plain `<title>` with its raw text (which
+    `_skip_raw_text` would skip), the quiet start tags, and end tags other
+    than `</article>` and `</html>` (no check reads an end tag's attributes).
+    The alternatives never match at the same place; the common ones come first.
+    """
+    plain_run = (
+        r"(?:[^<]++"
+        r"|<(?=[A-Za-z])(?!(?i:article|title)[\t\n\f\r />])(?:" + _quiet_tags() + ")"
+        r"|</(?!(?i:article|html)[\t\n\f\r />])[A-Za-z][A-Za-z0-9-]*+[\t\n\f\r ]*+>"
+        r"|<(?i:title)[\t\n\f\r ]*+>(?:[^<]++|<(?!/(?i:title)[\t\n\f\r />]))*+"
+        r"|<!--(?:>|->|(?s:.*?)--!?>)|<!(?!--)[^>]*+>|<\?[^>]*+>"
+        r"|<(?![!?/A-Za-z]))*+"
+    )
+    return plain_run + "(?:" + _NEXT_TOKEN + ")?"
+
+
+# The tags a rendered file has besides the quiet ones, read once per process.
+_TAG_CACHE: Final[dict[str, tuple[str, tuple[tuple[str, str], ...], bool, bool]]] = {}
+_TAG_CACHE_SIZE: Final = 256
 
 
 class Tag(NamedTuple):
@@ -125,28 +192,46 @@ class Scan:
 def scan(text: str, *, every_tag: bool = False) -> Scan:
     """The tag tokens of `text`, in order; linear in its length.
 
-    Unless `every_tag`, runs of text and of plain tags no check needs to see
-    (`<p>`, `</em>`: no attributes, a vocabulary name other than article,
-    html or a raw-text element) are skipped in one regular-expression match,
-    which keeps a megabyte of markup well under a second.
+    Unless `every_tag`, runs of text and of tokens no check needs to see are
+    skipped in one regular-expression match (see `_step`): comments and
+    doctypes, end tags other than `</article>` and `</html>`, a plain
+    `<title>` with its raw text, and the start tags of allowed names other
+    than article with no attributes or only ones that draw no finding on
+    them (`<p>`, `<meta name content>`). That keeps a megabyte of markup well
+    under a second, and a rendered file down to a few tokens.
     """
     tags: list[Tag] = []
     n = len(text)
     pos = 0
     html_closed = False  # an </html> end tag has been read
     after_html = False  # ...and a start tag or text follows it
+    step = None if every_tag else _regex(_step())
     while pos < n:
-        if not every_tag and not html_closed:
-            pos = _match_end(_PLAIN_RUN, text, pos)
-        found = _NEXT.search(text, pos)
-        lt = n if found is None else found.start()
-        if html_closed and not after_html:
-            after_html = _NOT_SPACE.search(text, pos, lt) is not None
+        found: re.Match[str] | None
+        if step is None or html_closed:
+            if html_closed and not after_html and _NOT_SPACE.search(text, pos) is None:
+                break  # only whitespace follows </html>
+            found = _regex(_NEXT_TOKEN).search(text, pos)
+            lt = n if found is None else found.start()
+            if html_closed and not after_html:
+                after_html = _NOT_SPACE.search(text, pos, lt) is not None
+        else:
+            found = step.match(text, pos)
+            assert found is not None  # the pattern matches the empty string
+            # Each of the token's alternatives opens a group right after its "<".
+            after_lt = max(found.start(1), found.start(5), found.start(6))
+            if after_lt > 0:
+                lt = after_lt - 1
+            elif found.end() < n:  # not expected: the run stops only at a token
+                found = _regex(_NEXT_TOKEN).search(text, found.end())
+                lt = n if found is None else found.start()
+            else:
+                break
         if found is None:
             break
         tag: Tag | None
         if found.group(2) is not None:
-            tag = _fast_tag(found, lt)
+            tag = _fast_tag(found, text, lt)
         elif found.group(5) is not None:
             tag, pos = None, found.end()
         elif (mark := found.group(6)) == "!":
@@ -169,22 +254,36 @@ def scan(text: str, *, every_tag: bool = False) -> Scan:
     return Scan(tuple(tags), after_html)
 
 
-def _fast_tag(match: re.Match[str], lt: int) -> Tag:
+def _fast_tag(match: re.Match[str], text: str, lt: int) -> Tag:
     """A tag in the plain shape most tags have, read by one regular expression."""
+    source = text[lt : match.end()]
+    known = _TAG_CACHE.get(source)
+    if known is None:
+        known = _read_fast_tag(match)
+        if len(_TAG_CACHE) >= _TAG_CACHE_SIZE:
+            _TAG_CACHE.clear()
+        _TAG_CACHE[source] = known
+    name, attrs, closes, self_closing = known
+    return Tag(name, attrs, lt, match.end(), closes, True, self_closing)
+
+
+def _read_fast_tag(
+    match: re.Match[str],
+) -> tuple[str, tuple[tuple[str, str], ...], bool, bool]:
     closing, raw_name, raw_attrs, slash = match.group(1, 2, 3, 4)
     closes = bool(closing)
     if not raw_attrs or closes:  # attributes of an end tag never reach the page
-        return Tag(raw_name.lower(), (), lt, match.end(), closes, True, bool(slash) and not closes)
+        return raw_name.lower(), (), closes, bool(slash) and not closes
     attrs: dict[str, str] = {}
-    for attr in _FAST_ATTRIBUTE.finditer(raw_attrs):
+    for attr in _regex(_FAST_ATTRIBUTE).finditer(raw_attrs):
         key = attr.group(1).lower()
         if key not in attrs:  # HTML5 keeps the first of a repeated attribute
-            attrs[key] = decode_attribute(_first(attr.group(2, 3, 4)))
-    return Tag(raw_name.lower(), tuple(attrs.items()), lt, match.end(), False, True, bool(slash))
-
-
-def _first(values: tuple[str | None, ...]) -> str:
-    return next((v for v in values if v is not None), "")
+            double, single, unquoted = attr.group(2, 3, 4)
+            value = (
+                double if double is not None else single if single is not None else unquoted or ""
+            )
+            attrs[key] = decode_attribute(value)
+    return raw_name.lower(), tuple(attrs.items()), False, bool(slash)
 
 
 def _markup_declaration(text: str, lt: int) -> int:
@@ -287,7 +386,7 @@ def _skip_raw_text(text: str, tag: Tag) -> int:
     end = _RAW_TEXT_END.get(tag.name)
     if end is None or not tag.complete:
         return tag.end
-    found = end.search(text, tag.end)
+    found = _regex(end).search(text, tag.end)
     return len(text) if found is None else found.start()
 
 
@@ -300,7 +399,7 @@ def decode_attribute(value: str) -> str:
     """
     if "&" not in value:
         return value.replace("\x00", "\ufffd")
-    return _CHARREF.sub(_reference, value).replace("\x00", "\ufffd")
+    return _regex(_CHARREF).sub(_reference, value).replace("\x00", "\ufffd")
 
 
 def _reference(match: re.Match[str]) -> str:

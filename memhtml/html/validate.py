@@ -16,11 +16,12 @@ placement), because libxml2 does not build the tree a browser builds.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, cast
 
 from lxml import etree
 
@@ -40,25 +41,27 @@ from memhtml.contracts.vocab import (
     rel_from_token,
 )
 from memhtml.html.allowlist import (
-    ALLOWED_ELEMENTS,
     BODY_ELEMENTS,
     DOCUMENT_ELEMENTS,
     FIGURE_ONLY_ELEMENTS,
     HEAD_ELEMENTS,
+    QUIET_ATTRIBUTES,
     VALUED_ATTRIBUTES,
     VOID_ELEMENTS,
     Finding,
     tag_problems,
 )
 from memhtml.html.document import Issue, Link, as_memory_path
-from memhtml.html.hashing import normalized_text
+from memhtml.html.hashing import collapse_spaces, normalized_text
 from memhtml.html.tokens import Scan
 
 META_PREFIX: Final = "memhtml-"
 ASCII_WS: Final = " \t\n\r\f"
-_WS_RUN: Final = re.compile(r"[ \t\n\r\f]+")
 _CONTENT_HASH: Final = re.compile(r"^sha256:[0-9a-f]{64}$")
 _NUMBER: Final = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$")
+# A file's datetimes repeat (created and updated, a batch written at one
+# instant) and the check builds a datetime: remembered per process.
+strict_datetime: Final = functools.lru_cache(maxsize=1024)(is_strict_datetime)
 _BOOLEANS: Final = frozenset({"true", "false", "1", "0", "yes", "no"})
 MAX_LISTED_PER_CODE: Final = 50
 _CONTENT_CHARSET: Final = re.compile(
@@ -108,7 +111,7 @@ def collapse(text: str) -> str:
     Inside the text U+00A0 is content and kept; at the ends it is trimmed like
     a space, so a title or claim of nothing but no-break spaces is empty.
     """
-    return _WS_RUN.sub(" ", text).strip()
+    return collapse_spaces(text).strip()
 
 
 def scalar_problem(name: str, value: str) -> Issue | None:
@@ -118,7 +121,7 @@ def scalar_problem(name: str, value: str) -> Issue | None:
     datetime meta, and `dropped-meta` for any other optional scalar.
     """
     if name in DATETIME_METAS:
-        if is_strict_datetime(value):
+        if strict_datetime(value):
             return None
         return Issue(
             "bad-datetime",
@@ -214,7 +217,7 @@ def read_head(root: etree._Element, issues: Issues) -> HeadFields:
         issues.violation("title", f"the title is longer than {MAX_TITLE_CHARS} characters")
     out.title = titles[0] if titles else ""
 
-    head = root.find("head")
+    head = next(root.iterchildren("head"), None)
     items = list(head.iter("meta", "link")) if head is not None else []
     seen_scalars: set[str] = set()
     for el in items:
@@ -243,26 +246,30 @@ def read_head(root: etree._Element, issues: Issues) -> HeadFields:
 
 
 def _text(el: etree._Element) -> str:
+    if not len(el):  # the usual title: its text alone
+        return el.text or ""
     return "".join(str(t) for t in el.itertext())
 
 
 def _read_meta(el: etree._Element, out: HeadFields, seen: set[str], issues: Issues) -> None:
-    charset = el.get("charset")
+    get = el.get
+    charset = get("charset")
     if charset is not None and charset.strip(ASCII_WS).lower() not in ("utf-8", "utf8"):
         issues.violation("encoding", f"declares charset {charset!r}; memory files are UTF-8")
-    equiv = (el.get("http-equiv") or "").strip(ASCII_WS).lower()
-    declared = _CONTENT_CHARSET.search(el.get("content") or "") if equiv == "content-type" else None
-    if declared is not None and declared.group(1).lower() not in ("utf-8", "utf8"):
-        issues.violation(
-            "encoding", f"declares charset {declared.group(1)!r}; memory files are UTF-8"
-        )
-    raw_name = el.get("name")
+    equiv = get("http-equiv")
+    if equiv is not None and equiv.strip(ASCII_WS).lower() == "content-type":
+        declared = _CONTENT_CHARSET.search(get("content") or "")
+        if declared is not None and declared.group(1).lower() not in ("utf-8", "utf8"):
+            issues.violation(
+                "encoding", f"declares charset {declared.group(1)!r}; memory files are UTF-8"
+            )
+    raw_name = get("name")
     if raw_name is None:
         return
     name = raw_name.strip(ASCII_WS).lower()
     if not name.startswith(META_PREFIX):
         return
-    value = (el.get("content") or "").strip(ASCII_WS)
+    value = (get("content") or "").strip(ASCII_WS)
     if name in REPEATABLE_METAS:
         _read_repeatable(name, value, out, issues)
         return
@@ -332,6 +339,8 @@ def _check_key(
 def check_markup(tokens: Scan, issues: Issues) -> Checked:
     """The allow-lists on every start tag of the source, as a browser tokenizes it.
 
+    (The scan leaves out the start tags that cannot draw a finding.)
+
     This is the check that does not depend on libxml2's tree: a tag that tree
     leaves out (after `</html>`, a second `<body>`) is still read here.
     Returns the tags checked, so the tree's pass need not check them again.
@@ -379,22 +388,23 @@ def check_elements(
     span to a figure; the tolerated elements outside the vocabulary warn once
     per name; content outside the article warns.
     """
-    head = root.find("head")
+    head = next(root.iterchildren("head"), None)
     in_article = set(article.iter()) if article is not None else set()
     checked = set() if checked is None else checked
     for el in root.iter():
         tag = el.tag
-        if not isinstance(tag, str):
+        quiet = QUIET_ATTRIBUTES.get(tag)  # None for an element outside the allow-list
+        if quiet is None and not isinstance(tag, str):
             continue  # comments and processing instructions
-        names = [str(name) for name in el.attrib]
-        if names or tag not in ALLOWED_ELEMENTS:
+        names = cast("list[str]", el.keys())  # an HTML tree's names are text
+        if quiet is None or (names and not quiet.issuperset(names)):  # else nothing to find
             # Values only where a rule reads them: lxml looks each one up by
             # name, so reading all of them is quadratic in the attribute count.
             attrs = tuple((k, el.get(k, "") if k in VALUED_ATTRIBUTES else "") for k in names)
             if (tag, attrs) not in checked:
                 checked.add((tag, attrs))
                 _report(tag_problems(tag, attrs), issues)
-        if tag not in ALLOWED_ELEMENTS or tag in DOCUMENT_ELEMENTS:
+        if quiet is None or tag in DOCUMENT_ELEMENTS:
             continue
         if tag in BODY_ELEMENTS and el in in_article:
             continue  # the common case: vocabulary inside the article
@@ -414,7 +424,7 @@ def check_elements(
                 )
         if article is not None and el not in in_article:
             issues.warning("outside-article", "the body holds content outside the <article>")
-    body = root.find("body")
+    body = next(root.iterchildren("body"), None)
     if body is not None and _stray_text(body):
         issues.warning("outside-article", "the body holds content outside the <article>")
 
@@ -423,24 +433,6 @@ def _stray_text(body: etree._Element) -> bool:
     if body.text and body.text.strip(ASCII_WS):
         return True
     return any(child.tail and child.tail.strip(ASCII_WS) for child in body)
-
-
-def _has_ancestor(el: etree._Element, ancestor: etree._Element) -> bool:
-    parent = el.getparent()
-    while parent is not None:
-        if parent is ancestor:
-            return True
-        parent = parent.getparent()
-    return False
-
-
-def _has_ancestor_tag(el: etree._Element, tag: str, stop: etree._Element | None = None) -> bool:
-    parent = el.getparent()
-    while parent is not None and parent is not stop:
-        if parent.tag == tag:
-            return True
-        parent = parent.getparent()
-    return False
 
 
 def check_articles(root: etree._Element, issues: Issues) -> etree._Element | None:
@@ -478,18 +470,20 @@ def check_mark(root: etree._Element, article: etree._Element | None, issues: Iss
 
 
 def _placement_problems(mark: etree._Element, article: etree._Element | None) -> list[str]:
-    if article is None or not _has_ancestor(mark, article):
+    ancestors = list(mark.iterancestors())  # elements compare by identity
+    if article is None or article not in ancestors:
         return ["the <mark> is outside the <article>"]
+    within = {el.tag for el in ancestors[: ancestors.index(article)]}  # up to the article
     folded = [
         f"the <mark> is inside <{container}>, which is never the claim"
         for container in ("aside", "details")
-        if _has_ancestor_tag(mark, container, stop=article)
+        if container in within
     ]
     if folded:
         return folded
     claim_block = next(article.iter("p", "li"), None)
     if claim_block is None:
         return ["the <mark> must be inside a <p> or <li>"]
-    if not _has_ancestor(mark, claim_block):
+    if claim_block not in ancestors:
         return [f"the <mark> must be inside the article's first <{claim_block.tag}>"]
     return []
