@@ -15,7 +15,7 @@ import logging
 import sqlite3
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Final
 
@@ -192,9 +192,8 @@ def connect(index_path: Path, state_path: Path, *, read_only: bool = False) -> s
 
 
 @contextmanager
-def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception."""
-    conn.execute("BEGIN IMMEDIATE")
+def _transaction(conn: sqlite3.Connection, begin: str) -> Iterator[sqlite3.Connection]:
+    conn.execute(begin)
     try:
         yield conn
     except BaseException:
@@ -203,20 +202,15 @@ def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("COMMIT")
 
 
-@contextmanager
-def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def write_transaction(conn: sqlite3.Connection) -> AbstractContextManager[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception."""
+    return _transaction(conn, "BEGIN IMMEDIATE")
+
+
+def read_snapshot(conn: sqlite3.Connection) -> AbstractContextManager[sqlite3.Connection]:
     """Several reads in one transaction, so they see one state of the index (a writer that
     commits meanwhile is seen by the next snapshot); inside a transaction already, a no-op."""
-    if conn.in_transaction:
-        yield conn
-        return
-    conn.execute("BEGIN")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+    return nullcontext(conn) if conn.in_transaction else _transaction(conn, "BEGIN")
 
 
 def set_aside_planes(conn: sqlite3.Connection) -> list[dict[str, Any]]:
