@@ -10,6 +10,8 @@ one lever applied (everything else production). Levers:
 - ``prf``: a second round: the query plus the words that >= 2 of the first
   round's top 5 claims share and the query lacks (memhtml.domain.expansion),
   fused with the first round by RRF (k 10, second round at weight w);
+- ``prf-fts``: the same expanded query through the fts arm alone (no second
+  embedding; in memory in a process that searches again);
 - ``entities``: the same second round seeded with the entity names the top 5
   hits carry (the corpus's own entities) instead of their words;
 - ``temporal``: the query's time expression (memhtml.domain.temporal; the
@@ -64,11 +66,16 @@ Scorer = Callable[[Sequence[str], Any], dict[str, Any]]
 
 
 def _variants(
-    corpus: Any, question: str, anchor: date | None
+    corpus: Any, question: str, anchor: date | None, only: frozenset[str] | None = None
 ) -> dict[str, tuple[list[str], float]]:
-    """Each lever's ranking (paths) and its extra milliseconds for one question."""
-    from memhtml.index.retrieval import STOPWORDS
+    """Each lever's ranking (paths) and its extra milliseconds for one question
+    (`only`: the lever names to compute, production always)."""
+    from memhtml.index.retrieval import STOPWORDS, fts_arm, resolve_weights
+    from memhtml.index.scope import Scope
     from memhtml.ops.query import _content_vectors
+
+    def wanted(name: str) -> bool:
+        return only is None or name in only
 
     out: dict[str, tuple[list[str], float]] = {}
     t0 = time.perf_counter()
@@ -80,14 +87,33 @@ def _variants(
 
     t0 = time.perf_counter()
     terms = expansion.feedback_terms(question, [x.gist for x in top], stopwords=STOPWORDS)
-    second: list[str] = []
-    if terms:
-        q2 = expansion.expanded_query(question, terms)
-        second = [x.path for x in corpus.search(q2, limit=LIMIT).hits]
-    prf_ms = (time.perf_counter() - t0) * 1000
-    for w in (0.5, 1.0):
-        ranked = expansion.merge_rounds(base, second, k=RRF_K, second_weight=w)[:LIMIT]
-        out[f"prf w={w:g}"] = (ranked, prf_ms)
+    terms_ms = (time.perf_counter() - t0) * 1000
+    if wanted("prf"):
+        t0 = time.perf_counter()
+        second: list[str] = []
+        if terms:
+            q2 = expansion.expanded_query(question, terms)
+            second = [x.path for x in corpus.search(q2, limit=LIMIT).hits]
+        prf_ms = terms_ms + (time.perf_counter() - t0) * 1000
+        for w in (0.5, 1.0):
+            ranked = expansion.merge_rounds(base, second, k=RRF_K, second_weight=w)[:LIMIT]
+            out[f"prf w={w:g}"] = (ranked, prf_ms)
+    if wanted("prf-fts"):
+        # The same expanded query through the fts arm alone (in memory in a warm process).
+        t0 = time.perf_counter()
+        lexical: list[str] = []
+        if terms:
+            q2 = expansion.expanded_query(question, terms)
+            lexical = fts_arm(
+                corpus.conn, q2, Scope(), resolve_weights(None), LIMIT,
+                postings=corpus.fts_postings,
+            ) or []  # fmt: skip
+        fts_ms = terms_ms + (time.perf_counter() - t0) * 1000
+        for w in (0.5, 1.0):
+            ranked = expansion.merge_rounds(base, lexical, k=RRF_K, second_weight=w)[:LIMIT]
+            out[f"prf-fts w={w:g}"] = (ranked, fts_ms)
+    if only is not None:
+        return out
 
     t0 = time.perf_counter()
     names = expansion.entity_terms(question, [x.entities for x in top])
@@ -140,6 +166,7 @@ def run_benchmark(
     scorer: Callable[[Sequence[str], Any], dict[str, Any]],
     group: Callable[[Any], str],
     headline: Sequence[str] | None = None,
+    only: frozenset[str] | None = None,
 ) -> dict[str, Any]:
     """Every lever over every kept scope; `headline` names the groups of a headline mean."""
     import memhtml
@@ -156,7 +183,7 @@ def run_benchmark(
         corpus.watch_tree()
         anchor = _scope_anchor(corpus)
         for q in c.questions:
-            got = _variants(corpus, q.text, anchor)
+            got = _variants(corpus, q.text, anchor, only)
             for cfg, (paths, cost) in got.items():
                 row = {"qid": q.qid, "category": group(q), **scorer([to_id(p) for p in paths], q)}
                 per_config.setdefault(cfg, []).append(row)
@@ -198,8 +225,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--beam", type=Path, default=None, help="kept BEAM repos (one per conv)")
     p.add_argument("--data-root", type=Path, default=None, help="benchmark data root")
     p.add_argument("--tag", default=None)
+    p.add_argument(
+        "--only", nargs="+", default=None, help="levers to run (prf, prf-fts); default: all"
+    )
     p.add_argument("--out-dir", type=Path, default=h.RESULTS_DIR)
     args = p.parse_args(argv)
+    only = frozenset(args.only) if args.only else None
     started = {"memhtml": h.git_commit(), "loadavg_at_start": list(os.getloadavg())}
     out: dict[str, Any] = {"benchmark": "levers", **started, "results": []}
     if args.locomo:
@@ -218,6 +249,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             lambda ids, q: locomo_h.score(ids, q.gold_ids),
             lambda q: q.category,
             headline=locomo_h.HEADLINE,
+            only=only,
         )
         res["unit"] = locomo_h.UNITS["plain"]
         out["results"].append(res)
@@ -226,7 +258,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             args.data_root / "beam" / "100K" if args.data_root else None, "beam", "100K"
         )
         corpora, _ = load_beam(data)
-        res = run_benchmark("beam", args.beam, corpora, beam_id, beam_h.score, lambda q: q.category)
+        res = run_benchmark(
+            "beam", args.beam, corpora, beam_id, beam_h.score, lambda q: q.category, only=only
+        )
         res["unit"] = beam_h.UNIT
         out["results"].append(res)
     out["loadavg_at_end"] = list(os.getloadavg())
