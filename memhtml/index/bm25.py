@@ -111,19 +111,11 @@ def best_first(
     import numpy as np
 
     done = 0
-    lower = -math.inf
+    lower = -math.inf  # scores are finite: the first band is everything up to its cut
     while done < len(rows):
         want = min(first, len(rows)) - 1
-        if want < len(rows) - 1:
-            cut = float(np.partition(score, want)[want])
-            band = (
-                np.flatnonzero((score > lower) & (score <= cut))
-                if done
-                else (np.flatnonzero(score <= cut))
-            )
-        else:
-            band = np.flatnonzero(score > lower) if done else np.arange(len(rows))
-            cut = math.inf
+        cut = float(np.partition(score, want)[want]) if want < len(rows) - 1 else math.inf
+        band = np.flatnonzero((score > lower) & (score <= cut))
         band = band[np.argsort(score[band], kind="stable")]
         done += len(band)
         lower = cut
