@@ -60,26 +60,13 @@ class Shape(NamedTuple):
 
 
 class Upkeep(NamedTuple):
-    """What `keep_in_shape` did: the shape before and after, whether git's repack ran
-    (and succeeded), and its wall time."""
+    """What a repack by `keep_in_shape` did: the shape before and after, whether git's
+    repack succeeded, and its wall time."""
 
     before: Shape
     after: Shape
-    repacked: bool
     ok: bool
     ms: float
-
-    def to_data(self) -> dict[str, object]:
-        """The report payload."""
-        return {
-            "packs_before": self.before.packs,
-            "loose_before": self.before.loose,
-            "packs_after": self.after.packs,
-            "loose_after": self.after.loose,
-            "repacked": self.repacked,
-            "ok": self.ok,
-            "ms": round(self.ms, 1),
-        }
 
 
 def read_limits(git_dir: Path) -> Limits:
@@ -159,7 +146,7 @@ def keep_in_shape(git: Git) -> Upkeep | None:
     started = time.perf_counter()
     ok = git.repack_geometric()
     ms = (time.perf_counter() - started) * 1000
-    result = Upkeep(before, shape(git_dir / "objects"), True, ok, ms)
+    result = Upkeep(before, shape(git_dir / "objects"), ok, ms)
     log.info(
         "object store upkeep (git repack --geometric=2%s): %d packs, ~%d loose -> %d packs,"
         " ~%d loose in %.0f ms",
