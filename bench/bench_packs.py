@@ -43,20 +43,13 @@ import memhtml
 from bench.bench_store import cold_cli_write
 from bench.common import summary, write_result
 from bench.stores import cached_store, fresh_copy
-from memhtml.store.git import Git, blob_sha
+from memhtml.store.git import Git, blob_sha, status_argv
 from memhtml.store.upkeep import PACK_LIMIT, keep_in_shape, shape
 
 BLOBS_PER_PACK = 150  # over fast-import's unpack limit (<= 100 objects are written loose)
 SAMPLE = 1000
 PACK_LIMIT_PLUS_ONE = PACK_LIMIT + 1  # the first count a write repacks at
-STATUS_ARGV = [
-    "git",
-    "status",
-    "--porcelain=v2",
-    "-z",
-    "--untracked-files=all",
-    "--no-renames",
-]
+STATUS_ARGV = status_argv()  # the command a write's or a read's status check runs
 
 
 def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:

@@ -44,6 +44,21 @@ def commit_subject(operation: str, subject: str) -> str:
     return line
 
 
+def status_argv(prefixes: Sequence[str] = (), *, read_only: bool = False) -> list[str]:
+    """The `git status` command line every status read runs (porcelain v2, NUL-separated)."""
+    return [
+        "git",
+        *(("--no-optional-locks",) if read_only else ()),
+        "status",
+        "--porcelain=v2",
+        "-z",
+        "--untracked-files=all",
+        "--no-renames",
+        "--",
+        *prefixes,
+    ]
+
+
 # The records are NamedTuples: a frozen dataclass costs a cold start ~1.5 ms each to create.
 class TreeEntry(NamedTuple):
     """One blob in a tree listing."""
@@ -296,19 +311,6 @@ class Git:
                 i += 2
         return entries
 
-    def _status_argv(self, prefixes: Sequence[str], read_only: bool) -> list[str]:
-        return [
-            "git",
-            *(("--no-optional-locks",) if read_only else ()),
-            "status",
-            "--porcelain=v2",
-            "-z",
-            "--untracked-files=all",
-            "--no-renames",
-            "--",
-            *prefixes,
-        ]
-
     def status(self, prefixes: Sequence[str] = (), *, read_only: bool = False) -> list[StatusEntry]:
         """Uncommitted changes (staged or not) and untracked files, porcelain v2.
 
@@ -316,7 +318,7 @@ class Git:
         from refreshing its index file, so a reader never takes `.git/index.lock`
         from under a writer.
         """
-        return parse_status(self.run(*self._status_argv(prefixes, read_only)[1:]))
+        return parse_status(self.run(*status_argv(prefixes, read_only=read_only)[1:]))
 
     def start_status(
         self, prefixes: Sequence[str] = (), *, read_only: bool = True
@@ -328,7 +330,7 @@ class Git:
         """
         try:
             return subprocess.Popen(
-                self._status_argv(prefixes, read_only),
+                status_argv(prefixes, read_only=read_only),
                 cwd=self.root,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
