@@ -226,7 +226,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--data-root", type=Path, default=None, help="benchmark data root")
     p.add_argument("--tag", default=None)
     p.add_argument(
-        "--only", nargs="+", default=None, help="levers to run (prf, prf-fts); default: all"
+        "--only",
+        nargs="+",
+        choices=("prf", "prf-fts"),
+        default=None,
+        help="run only these PRF levers (and production); default: every lever",
     )
     p.add_argument("--out-dir", type=Path, default=h.RESULTS_DIR)
     args = p.parse_args(argv)
