@@ -197,7 +197,7 @@ def near_map(
     return {d: frozenset(v) for d, v in found.items()}
 
 
-# Rows of the pair arrays decided at once: bounds memory (rows x n x longest text).
+# Token rows of pairs compared at once: bounds memory (pairs x longest text).
 _PAIR_CELLS: Final = 1 << 20
 
 
@@ -243,29 +243,33 @@ def _near_pairs(
         cos = np.clip(unit @ unit.T, -1.0, 1.0).astype(np.float64)
         at = np.array(with_vec)
         near[np.ix_(at, at)] = cos >= cosine_threshold
+    # The one-span rule. A pair keeps a prefix or suffix only if its first or last
+    # tokens agree, so only those pairs (of lengths within 2x: the rule's own
+    # shortcut) compare their token rows; every other pair keeps 0 tokens.
+    la, lb = lens[:, None], lens[None, :]
+    limit = np.minimum(la, lb)
+    longer = np.maximum(la, lb)
+    span = (2 * limit >= longer) & (min_shared <= 0) & (longer == 0)
+    ends = (left[:, :1] == left[:, :1].T) | (right[:, :1] == right[:, :1].T)
+    first, second = np.nonzero(np.triu((2 * limit >= longer) & (limit > 0) & ends, k=1))
     positions = np.arange(width)
-    block = max(1, _PAIR_CELLS // max(1, n * width))
-    for start in range(0, n, block):
-        rows = slice(start, min(n, start + block))
-        la, lb = lens[rows, None], lens[None, :]
-        limit = np.minimum(la, lb)
-        same = (left[rows, None, :] == left[None, :, :]) & (positions < limit[..., None])
-        prefix = np.cumprod(same, axis=2).sum(axis=2)
-        same = (right[rows, None, :] == right[None, :, :]) & (
-            positions < (limit - prefix)[..., None]
-        )
-        kept = prefix + np.cumprod(same, axis=2).sum(axis=2)
-        longer = np.maximum(la, lb)
-        span = (2 * limit >= longer) & (kept >= min_shared) & (2 * kept >= longer)
-        sa, sb = sizes[rows, None], sizes[None, :]
-        shared = inter[rows]
-        union = sa + sb - shared
-        with np.errstate(divide="ignore", invalid="ignore"):
-            jac = np.where(union > 0, shared / np.where(union > 0, union, 1), 0.0)
-        small, big = np.minimum(sa, sb), np.maximum(sa, sb)
-        cut = (jaccard_threshold > 0) & (small < jaccard_threshold * big)
-        by_words = ~cut & (shared >= min_shared) & (jac >= jaccard_threshold)
-        near[rows] |= span | by_words
+    block = max(1, _PAIR_CELLS // width)
+    for start in range(0, len(first), block):
+        rows, cols = first[start : start + block], second[start : start + block]
+        lim, most = limit[rows, cols], longer[rows, cols]
+        same = (left[rows] == left[cols]) & (positions < lim[:, None])
+        prefix = np.cumprod(same, axis=1).sum(axis=1)
+        same = (right[rows] == right[cols]) & (positions < (lim - prefix)[:, None])
+        kept = prefix + np.cumprod(same, axis=1).sum(axis=1)
+        span[rows, cols] = (kept >= min_shared) & (2 * kept >= most)
+    # The word-set rule, with its exact shortcut on the two set sizes.
+    sa, sb = sizes[:, None], sizes[None, :]
+    union = sa + sb - inter
+    with np.errstate(divide="ignore", invalid="ignore"):
+        jac = np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
+    small, big = np.minimum(sa, sb), np.maximum(sa, sb)
+    cut = (jaccard_threshold > 0) & (small < jaccard_threshold * big)
+    near |= span | (~cut & (inter >= min_shared) & (jac >= jaccard_threshold))
     first, second = np.nonzero(np.triu(near, k=1))
     return list(zip(first.tolist(), second.tolist(), strict=True))
 
