@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from memhtml.embed.matrix import LoadedMatrix
     from memhtml.index.bm25 import Postings
+    from memhtml.index.members import Members
 
 ARM_LIMIT: Final = 40
 RERANK_POOL: Final = 20
@@ -328,15 +329,24 @@ def best_vectors(
 
 
 def vector_arm(
-    conn: sqlite3.Connection, vector: Sequence[tuple[str, float]], scope: Scope, arm_limit: int
+    conn: sqlite3.Connection,
+    vector: Sequence[tuple[str, float]],
+    scope: Scope,
+    arm_limit: int,
+    members: Members | None = None,
 ) -> list[str]:
     """The vector arm's ranked paths: in-scope memories of the candidate hashes, best first.
 
     Each memory has one content hash, so its similarity is its hash's; equal
     similarities go by path (str order is UTF-8 byte order, SQLite's BINARY).
+    The default scope's `members`, while current, answer without a statement.
     """
     if not vector:
         return []
+    if members is not None and members.current(conn):
+        paths_of = members.paths_of_hash
+        ranked = sorted((-sim, path) for chash, sim in vector for path in paths_of.get(chash, ()))
+        return [path for _, path in ranked[:arm_limit]]
     where, params = scope.sql("f")
     found: list[tuple[float, str]] = []
     start, step = 0, arm_limit + arm_limit // 4
@@ -370,6 +380,7 @@ def fts_arm(
     arm_limit: int = ARM_LIMIT,
     *,
     postings: Postings | None = None,
+    members: Members | None = None,
 ) -> list[str] | None:
     """The fts arm's ranked paths (BM25, in scope), best first; None when the arm does not run.
 
@@ -380,7 +391,8 @@ def fts_arm(
     SQLite runs it without Python's lock, so a search ranks its vectors meanwhile.
     A long-lived process passes `postings` (memhtml.index.bm25): the same scores from
     memory once the index is unchanged since its previous search, ties broken by path
-    over every match.
+    over every match; with the default scope's `members` (memhtml.index.members) still
+    current, the scope check needs no statement either.
     """
     words = fts_words(query)
     if not words or weights.get("fts", 0) <= 0:
@@ -393,7 +405,12 @@ def fts_arm(
         with read_snapshot(conn):
             ranked = postings.ranked(conn, words)
             if ranked is not None:
-                return _in_scope(conn, ranked, where, params, arm_limit)
+                lookup = (
+                    _members_lookup(members.path_of_row)
+                    if members is not None and members.current(conn)
+                    else _scope_lookup(conn, where, params)
+                )
+                return _in_scope(ranked, arm_limit, lookup)
     rows = conn.execute(
         "SELECT path FROM (SELECT f.path AS path, files_fts.rank AS r"
         " FROM files_fts JOIN files f ON f.id = files_fts.rowid"
@@ -405,32 +422,44 @@ def fts_arm(
     return [r[0] for r in rows]
 
 
+def _scope_lookup(
+    conn: sqlite3.Connection, where: str, params: Mapping[str, Any]
+) -> Callable[[list[int]], Iterable[tuple[int, str]]]:
+    """The (rowid, path) of the given rows that are in scope, asked of SQLite."""
+
+    def lookup(part: list[int]) -> Iterable[tuple[int, str]]:
+        return conn.execute(
+            "SELECT f.id, f.path FROM files f"
+            f" WHERE f.id IN (SELECT value FROM json_each(:fts_rows)) AND {where}",
+            {**params, "fts_rows": json.dumps(part)},
+        )
+
+    return lookup
+
+
+def _members_lookup(path_of: Mapping[int, str]) -> Callable[[list[int]], Iterable[tuple[int, str]]]:
+    """The (rowid, path) of the given rows that are in the default scope, from its members."""
+    return lambda part: [(rowid, path_of[rowid]) for rowid in part if rowid in path_of]
+
+
 def _in_scope(
-    conn: sqlite3.Connection,
     ranked: tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]],
-    where: str,
-    params: Mapping[str, Any],
     arm_limit: int,
+    lookup: Callable[[list[int]], Iterable[tuple[int, str]]],
 ) -> list[str]:
     """The best `arm_limit` in-scope paths of rows ranked in memory, ties by path.
 
-    Rows are asked about in rank order a band at a time (`best_first`) until
-    `arm_limit` are in scope; a band ends with every row tied with its last, so
-    the path tie-break sees every tie at the cut.
+    Rows are asked about (`lookup`: rowid and path of those in scope) in rank
+    order a band at a time (`best_first`) until `arm_limit` are in scope; a
+    band ends with every row tied with its last, so the path tie-break sees
+    every tie at the cut.
     """
     from memhtml.index.bm25 import best_first
 
     found: list[tuple[float, str]] = []
     for part, scores in best_first(*ranked, 2 * arm_limit):
         by_id = dict(zip(part, scores, strict=True))
-        found += [
-            (by_id[rowid], path)
-            for rowid, path in conn.execute(
-                "SELECT f.id, f.path FROM files f"
-                f" WHERE f.id IN (SELECT value FROM json_each(:fts_rows)) AND {where}",
-                {**params, "fts_rows": json.dumps(part)},
-            )
-        ]
+        found += [(by_id[rowid], path) for rowid, path in lookup(part)]
         if len(found) >= arm_limit:
             break
     found.sort()
@@ -524,6 +553,7 @@ def fused_rows(
     pool: int,
     arm_limit: int = ARM_LIMIT,
     rerank_pool: int | None = None,
+    members: Members | None = None,
 ) -> tuple[list[tuple[Any, ...]], list[str]]:
     """Fuse the content arms (`fts_arm`'s paths, `vector`'s candidates; None: the arm did
     not run) with recency and salience in one statement; rows and the arms that ran."""
@@ -540,7 +570,9 @@ def fused_rows(
         "k": k,
         "pool": pool,
         "now": now,
-        "vec": json.dumps(vector_arm(conn, vector or [], scope, arm_limit) if use_vec else []),
+        "vec": json.dumps(
+            vector_arm(conn, vector or [], scope, arm_limit, members) if use_vec else []
+        ),
         "w_fts": weights.get("fts", 0.0),
         "w_vector": weights.get("vector", 0.0),
         "w_recency": weights.get("recency", 0.0),

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from memhtml.embed.matrix import LoadedMatrix
     from memhtml.index.bm25 import Postings
     from memhtml.index.indexer import Indexer, IndexReport
+    from memhtml.index.members import ScopeMembers
     from memhtml.index.retrieval import SearchResult
     from memhtml.index.scoped import CheckScope, ScopedStatus
     from memhtml.ops.batch import AnyOp
@@ -89,6 +90,7 @@ class Corpus:
         self._checks = {"skipped": 0, "scoped": 0, "full": 0}  # freshness checks by kind
         self._ranked_reads = 0  # begin_catch_up calls: a second one starts the watcher
         self._postings: Postings | None = None
+        self._members: ScopeMembers | None = None
 
     # -- wiring ----------------------------------------------------------------
     def require_repo(self) -> None:
@@ -132,6 +134,15 @@ class Corpus:
 
             self._postings = Postings()
         return self._postings
+
+    @property
+    def scope_members(self) -> ScopeMembers:
+        """The default scope's members in memory (memhtml.index.members), for repeat searches."""
+        if self._members is None:
+            from memhtml.index.members import ScopeMembers
+
+            self._members = ScopeMembers()
+        return self._members
 
     @cached_property
     def indexer(self) -> Indexer:
@@ -268,6 +279,7 @@ class Corpus:
         if self._postings is not None:
             self._postings.close()
             self._postings = None
+        self._members = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None

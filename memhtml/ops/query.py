@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from memhtml.contracts.errors import InvalidFlagError, MemhtmlError
 from memhtml.contracts.vocab import DEFAULT_MMR_LAMBDA, DEFAULT_RRF_K
@@ -36,6 +37,7 @@ from memhtml.ops.adjust import (
 if TYPE_CHECKING:
     import numpy.typing as npt
 
+    from memhtml.domain.vectors import FloatArray
     from memhtml.ops.corpus import Corpus
 
 CONFIG_PATH: Final = ".memhtml/config.json"
@@ -97,23 +99,25 @@ def _scope(filters: Mapping[str, Any]) -> Scope:
     )
 
 
+T = TypeVar("T")
 VectorAnswer = tuple[
     list[tuple[str, float]] | None, str | None, float | None, "npt.NDArray[Any] | None"
 ]
 
 
-def query_vector(
-    corpus: Corpus, query: str, weights: Mapping[str, float], scope: Scope, want: int
-) -> VectorAnswer:
-    """(vector candidates or None, degraded reason, coverage, the query vector)."""
-    return vector_job(corpus, query, weights, scope, want)()
-
-
 def vector_job(
-    corpus: Corpus, query: str, weights: Mapping[str, float], scope: Scope, want: int
+    corpus: Corpus,
+    query: str,
+    weights: Mapping[str, float],
+    scope: Scope,
+    want: int,
+    *,
+    embedding: _Beside[FloatArray] | None = None,
 ) -> Callable[[], VectorAnswer]:
-    """`query_vector` in two steps: what needs the index connection runs now; the returned
-    call (embed the query, scan the matrix) touches no database, so a thread may run it."""
+    """The vector arm in two steps: what needs the index connection runs now; the returned
+    call (the query's embedding, then the matrix scan) touches no database, so a thread may
+    run it. `embedding` is the query's embedding already under way (`_Beside`), if any."""
+    from memhtml.embed.blas import limit_blas_threads
     from memhtml.index.embedding import coverage, mismatch_error, space_matches
     from memhtml.index.retrieval import best_vectors, scope_mask
     from memhtml.ops.config import coverage_floor
@@ -150,10 +154,11 @@ def vector_job(
         )
     norms = corpus.vector_norms(matrix)
     mask = scope_mask(corpus.conn, matrix, scope)
+    limit_blas_threads()  # once per process: the scan is faster on one BLAS thread
 
     def run() -> VectorAnswer:
         try:
-            qvec = embedder.embed_query(query)
+            qvec = embedding.result() if embedding is not None else embedder.embed_query(query)
         except MemhtmlError as exc:
             return None, f"{exc.code}: {exc.message}", share, None
         except Exception as exc:  # a model failure narrows retrieval instead of stopping it
@@ -163,16 +168,16 @@ def vector_job(
     return run
 
 
-class _Beside:
+class _Beside(Generic[T]):
     """A call run on a thread beside the caller's own work; `result()` joins it."""
 
-    def __init__(self, fn: Callable[[], VectorAnswer]) -> None:
+    def __init__(self, fn: Callable[[], T], name: str) -> None:
         import threading
 
         self._fn = fn
-        self._answer: VectorAnswer | None = None
+        self._answer: T | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="memhtml-vector-arm", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
@@ -181,7 +186,7 @@ class _Beside:
         except BaseException as exc:  # re-raised in the caller by result()
             self._error = exc
 
-    def result(self) -> VectorAnswer:
+    def result(self) -> T:
         self._thread.join()
         if self._error is not None:
             raise self._error
@@ -241,17 +246,34 @@ def _fuse(
     if k_value < 1:
         raise InvalidFlagError("k must be >= 1")
     scope = _scope(filters)
+    # The query's embedding, the vector arm's longest step, starts first: before the
+    # freshness check and both arms.
+    embedder = corpus.embedder
+    embedding = (
+        _Beside(partial(embedder.embed_query, query), "memhtml-query-embedding")
+        if embedder is not None and w["vector"] > 0
+        else None
+    )
     probe = corpus.begin_catch_up()
     while True:
         # Ranked while `git status` checks the tree; ranked again in the rare case
         # the tree had drifted and the index was caught up meanwhile.
         # The vector arm (embedding, numpy scan) runs on a thread while SQLite ranks
         # the fts arm on this one: both leave Python's lock, so two cores share them.
-        job = vector_job(corpus, query, w, scope, arm_limit)
+        members = corpus.scope_members.get(corpus.conn, scope)
+        job = vector_job(corpus, query, w, scope, arm_limit, embedding=embedding)
         both = fts_query(query) is not None and w["fts"] > 0 and w["vector"] > 0
-        beside = _Beside(job) if both and corpus.embedder is not None else None
+        beside = _Beside(job, "memhtml-vector-arm") if both and embedder is not None else None
         try:
-            fts = fts_arm(corpus.conn, query, scope, w, arm_limit, postings=corpus.fts_postings)
+            fts = fts_arm(
+                corpus.conn,
+                query,
+                scope,
+                w,
+                arm_limit,
+                postings=corpus.fts_postings,
+                members=members,
+            )
         finally:
             candidates, reason, share, qvec = beside.result() if beside is not None else job()
         rows, arms = fused_rows(
@@ -265,6 +287,7 @@ def _fuse(
             pool=pool(config),
             arm_limit=arm_limit,
             rerank_pool=_rerank_pool(config, rerank_pool),
+            members=members,
         )
         fresh = corpus.end_catch_up(probe)
         if fresh is not None:
