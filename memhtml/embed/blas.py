@@ -10,11 +10,14 @@ ms with one, and 43-49 against 30-33 ms at 100k, under the same load
 (docs/benchmarks.md). Each output is one row's dot product either way, so the
 similarities are bit-identical (checked on 50 queries at 10k and 100k).
 
-So a process that scans sets OpenBLAS to one thread, once. The setting is
-process-wide: ``MEMHTML_BLAS_THREADS`` chooses the count (default 1), and 0
-leaves numpy's BLAS as it was. numpy builds without OpenBLAS (Accelerate,
-MKL) are left alone. OpenBLAS is found among the libraries the process has
-loaded (``/proc/self/maps``), never loaded by this module.
+So, unless the user chose (`OPENBLAS_NUM_THREADS` in the environment), a
+process runs OpenBLAS on one thread: the CLI and the MCP server set that
+variable before numpy loads (`ops.config.prefer_single_threaded_blas`), and
+any other process (a library loop, a notebook) is switched at its first
+vector scan through OpenBLAS's own setter (`limit_blas_threads`), once. numpy
+builds without OpenBLAS (Accelerate, MKL) are left alone. OpenBLAS is found
+among the libraries the process has loaded (`/proc/self/maps`), never loaded
+by this module.
 """
 
 from __future__ import annotations
@@ -23,8 +26,7 @@ import functools
 import os
 from typing import Final
 
-ENV: Final = "MEMHTML_BLAS_THREADS"
-DEFAULT_THREADS: Final = 1
+ENV: Final = "OPENBLAS_NUM_THREADS"  # the user's choice, read by OpenBLAS itself at load
 # The setter's name in the OpenBLAS builds numpy ships (scipy-openblas, 64-bit
 # ints), in older numpy wheels, and in a system OpenBLAS.
 _SETTERS: Final = (
@@ -34,17 +36,6 @@ _SETTERS: Final = (
     "openblas_set_num_threads",
 )
 _GETTERS: Final = tuple(name.replace("_set_", "_get_") for name in _SETTERS)
-
-
-def wanted_threads(raw: str | None) -> int | None:
-    """The thread count `ENV`'s value asks for; None leaves BLAS alone (0, or not a count)."""
-    if raw is None or not raw.strip():
-        return DEFAULT_THREADS
-    try:
-        value = int(raw)
-    except ValueError:
-        return None
-    return value if value > 0 else None
 
 
 def _openblas_paths() -> list[str]:
@@ -84,12 +75,9 @@ def blas_threads() -> int | None:
 
 @functools.cache
 def limit_blas_threads() -> int | None:
-    """Set OpenBLAS to `ENV`'s count, once per process (numpy must be imported first).
-
-    Returns the count set, or None when nothing was changed (0 asked, or no
-    OpenBLAS loaded); later calls return the first call's answer.
-    """
-    count = wanted_threads(os.environ.get(ENV))
-    if count is None:
+    """Set OpenBLAS to one thread, once per process, unless `ENV` is set (numpy must be
+    imported first). Returns 1 when it set it, None when it changed nothing (the user's
+    or the CLI's own setting rules, or no OpenBLAS is loaded)."""
+    if ENV in os.environ:
         return None
-    return count if _call(_SETTERS, count) is not None else None
+    return 1 if _call(_SETTERS, 1) is not None else None

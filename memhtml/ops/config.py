@@ -53,9 +53,13 @@ def embedder_name(explicit: str | None = None) -> str:
 def prefer_single_threaded_blas() -> None:
     """Run numpy's BLAS on one thread unless the user chose otherwise.
 
-    Called by the CLI and the MCP server before numpy loads. A search's matrix
-    products are small; OpenBLAS's helper threads spin-wait after each one and
-    take the second core from SQLite and the embedder (measured on 2 cores:
-    warm 10k search with the local model, p50 48 -> 30 ms).
+    Called by the CLI and the MCP server before numpy loads; any other process
+    is switched at its first vector scan (memhtml.embed.blas, which says why).
+    A search's matrix products are small or memory-bound; OpenBLAS's helper
+    threads spin-wait after each one and take the second core from SQLite and
+    the embedder (measured on 2 cores: warm 10k search with the local model,
+    p50 48 -> 30 ms).
     """
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from memhtml.embed.blas import ENV
+
+    os.environ.setdefault(ENV, "1")

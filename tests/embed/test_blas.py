@@ -1,4 +1,5 @@
-"""memhtml sets OpenBLAS to one thread once it scans vectors, as MEMHTML_BLAS_THREADS says."""
+"""Unless OPENBLAS_NUM_THREADS says otherwise, a process that scans vectors runs OpenBLAS on one
+thread: the CLI and the MCP server by the variable, any other process at its first scan."""
 
 from __future__ import annotations
 
@@ -8,34 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-from memhtml.embed.blas import DEFAULT_THREADS, wanted_threads
 
 
-@given(st.integers(-5, 64))
-def test_a_count_is_taken_and_zero_or_less_leaves_blas_alone(n: int) -> None:
-    assert wanted_threads(str(n)) == (n if n > 0 else None)
-    assert wanted_threads(f" {n} ") == (n if n > 0 else None)
-
-
-def test_unset_or_blank_means_one_and_garbage_leaves_blas_alone() -> None:
-    assert wanted_threads(None) == DEFAULT_THREADS == 1
-    assert wanted_threads("") == 1
-    assert wanted_threads("many") is None
-
-
-def _threads_after(code: str, env_value: str | None, tmp_path: Path) -> list[str]:
-    """Run `code` in a fresh interpreter; it prints OpenBLAS's threads before and after."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("MEMHTML_BLAS_THREADS", "OPENBLAS_NUM_THREADS")
-    }
-    env["OPENBLAS_NUM_THREADS"] = "2"  # a known start, whatever the machine
-    if env_value is not None:
-        env["MEMHTML_BLAS_THREADS"] = env_value
+def _run(code: str, tmp_path: Path, openblas: str | None) -> list[str]:
+    """Run `code` in a fresh interpreter with OPENBLAS_NUM_THREADS set or unset."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if openblas is not None:
+        env["OPENBLAS_NUM_THREADS"] = openblas
     out = subprocess.run(
         [sys.executable, "-c", code],
         env=env,
@@ -47,23 +27,24 @@ def _threads_after(code: str, env_value: str | None, tmp_path: Path) -> list[str
     return out.stdout.split()
 
 
+# Two threads first (through OpenBLAS's own setter), then memhtml's limit, twice.
 SCRIPT = """
 import numpy
-from memhtml.embed.blas import blas_threads, limit_blas_threads
-before = blas_threads()
-print(before, limit_blas_threads(), blas_threads(), limit_blas_threads())
+from memhtml.embed.blas import _SETTERS, _call, blas_threads, limit_blas_threads
+_call(_SETTERS, 2)
+print(blas_threads(), limit_blas_threads(), blas_threads(), limit_blas_threads())
 """
 
 
-def test_limit_sets_openblas_once(tmp_path: Path) -> None:
-    before, set_to, after, again = _threads_after(SCRIPT, None, tmp_path)
+def test_a_library_process_is_set_to_one_thread_once(tmp_path: Path) -> None:
+    before, set_to, after, again = _run(SCRIPT, tmp_path, None)
     if before == "None":
         pytest.skip("this numpy has no OpenBLAS")
     assert (before, set_to, after, again) == ("2", "1", "1", "1")
 
 
-def test_zero_leaves_openblas_as_it_was(tmp_path: Path) -> None:
-    before, set_to, after, _ = _threads_after(SCRIPT, "0", tmp_path)
+def test_the_users_setting_is_left_alone(tmp_path: Path) -> None:
+    before, set_to, after, _ = _run(SCRIPT, tmp_path, "3")
     if before == "None":
         pytest.skip("this numpy has no OpenBLAS")
     assert (before, set_to, after) == ("2", "None", "2")
@@ -71,19 +52,34 @@ def test_zero_leaves_openblas_as_it_was(tmp_path: Path) -> None:
 
 def test_a_search_with_vectors_sets_it(tmp_path: Path) -> None:
     code = f"""
-import memhtml
-from memhtml.embed.blas import blas_threads
+import memhtml, numpy
+from memhtml.embed.blas import _SETTERS, _call, blas_threads
 from memhtml.store.layout import init_repo
 from pathlib import Path
-root = Path({str(tmp_path / "memory")!r}); init_repo(root)
+root = Path({str(tmp_path / "memory")!r})
+init_repo(root)
 with memhtml.open(root, embedder="fake") as c:
     c.write(title="pool", claim="The pool drains at night.")
-    import numpy
+    _call(_SETTERS, 2)
     before = blas_threads()
     c.search("when does the pool drain")
     print(before, blas_threads())
 """
-    before, after = _threads_after(code, None, tmp_path)
+    before, after = _run(code, tmp_path, None)
     if before == "None":
         pytest.skip("this numpy has no OpenBLAS")
     assert (before, after) == ("2", "1")
+
+
+def test_the_cli_sets_the_variable_before_numpy_loads(tmp_path: Path) -> None:
+    code = """
+import os
+from memhtml.ops.config import prefer_single_threaded_blas
+prefer_single_threaded_blas()
+import numpy
+from memhtml.embed.blas import blas_threads, limit_blas_threads
+print(os.environ["OPENBLAS_NUM_THREADS"], blas_threads(), limit_blas_threads())
+"""
+    value, threads, set_to = _run(code, tmp_path, None)
+    assert value == "1" and set_to == "None"
+    assert threads in ("1", "None")  # one thread from the start, or no OpenBLAS at all
