@@ -8,6 +8,7 @@ over the already selected s. lambda = 1 is pure relevance order.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -49,16 +50,25 @@ def mmr(
         if v is not None and dim:
             matrix[i] = np.asarray(v, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1)  # what cosine_similarities computes per call
-    max_sim = np.full(len(unique), -np.inf)
-    open_ = np.ones(len(unique), dtype=bool)
+    # The selection runs over Python floats: a pool is a few dozen candidates, so
+    # numpy's per-call overhead would dominate; the arithmetic is the same float64
+    # (float32 similarities widen exactly), so the choices are the same.
+    relevance = rel.tolist()
+    max_sim = [-math.inf] * len(unique)
+    open_ = [True] * len(unique)
     chosen: list[int] = []
     while len(chosen) < n:
-        penalty = np.where(np.isfinite(max_sim), max_sim, 0.0) if chosen else np.zeros(len(unique))
-        gain = lam * rel - (1 - lam) * penalty
-        # the best gain among the candidates left; on a tie, the earliest (argmax's first)
-        best = int(np.argmax(np.where(open_, gain, -np.inf)))
+        best, best_gain = -1, -math.inf
+        for i, r in enumerate(relevance):
+            if not open_[i]:
+                continue
+            penalty = max_sim[i] if chosen and math.isfinite(max_sim[i]) else 0.0
+            gain = lam * r - (1 - lam) * penalty
+            # the best gain among the candidates left; on a tie, the earliest
+            if best < 0 or gain > best_gain:
+                best, best_gain = i, gain
         chosen.append(best)
         open_[best] = False
-        sims = cosine_similarities(matrix, matrix[best], norms)
-        max_sim = np.maximum(max_sim, sims)
+        sims = cosine_similarities(matrix, matrix[best], norms).tolist()
+        max_sim = [max(m, x) for m, x in zip(max_sim, sims, strict=True)]
     return [unique[i][0] for i in chosen]
