@@ -42,7 +42,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 def words(text: str) -> frozenset[str]:
     """The lowercased word set of a text."""
-    return frozenset(w.lower() for w in _WORD.findall(text))
+    return frozenset(map(str.lower, _WORD.findall(text)))
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -53,7 +53,7 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 def tokens(text: str) -> list[str]:
     """The lowercased word sequence of a text."""
-    return [w.lower() for w in _WORD.findall(text)]
+    return list(map(str.lower, _WORD.findall(text)))
 
 
 def one_span_apart(a: Sequence[str], b: Sequence[str], min_shared: int = MIN_SHARED) -> bool:
