@@ -70,7 +70,8 @@ def _variants(
 ) -> dict[str, tuple[list[str], float]]:
     """Each lever's ranking (paths) and its extra milliseconds for one question
     (`only`: the lever names to compute, production always)."""
-    from memhtml.index.retrieval import STOPWORDS, fts_arm, resolve_weights
+    from memhtml.index.arms import fts_arm
+    from memhtml.index.retrieval import STOPWORDS, resolve_weights
     from memhtml.index.scope import Scope
     from memhtml.ops.query import _content_vectors
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from memhtml.contracts.errors import InvalidFlagError, MemhtmlError
 from memhtml.contracts.vocab import DEFAULT_MMR_LAMBDA, DEFAULT_RRF_K
+from memhtml.index.arms import fts_arm
 from memhtml.index.retrieval import (
     ARM_LIMIT,
     DEFAULT_LIMIT,
@@ -20,7 +21,6 @@ from memhtml.index.retrieval import (
     SearchResult,
     attach_snippets,
     check_query,
-    fts_arm,
     fts_query,
     fused_rows,
     resolve_weights,
@@ -118,8 +118,8 @@ def vector_job(
     call (the query's embedding, then the matrix scan) touches no database, so a thread may
     run it. `embedding` is the query's embedding already under way (`_Beside`), if any."""
     from memhtml.embed.blas import limit_blas_threads
+    from memhtml.index.arms import best_vectors, scope_mask
     from memhtml.index.embedding import coverage, mismatch_error, space_matches
-    from memhtml.index.retrieval import best_vectors, scope_mask
     from memhtml.ops.config import coverage_floor
 
     def done(answer: VectorAnswer) -> Callable[[], VectorAnswer]:

@@ -340,7 +340,7 @@ class BatchChecks:
             candidates.update({o.path: o.claim for o in self.occupants(parts[0])})
         vecs: dict[str, Any] = {}
         if vectors is not None:
-            from memhtml.index.retrieval import vector_candidates
+            from memhtml.index.arms import vector_candidates
             from memhtml.index.scope import Scope
             from memhtml.ops.query import _content_vectors
 

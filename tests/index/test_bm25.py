@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memhtml
+from memhtml.index.arms import fts_arm
 from memhtml.index.bm25 import Postings, _varint, best_first
-from memhtml.index.retrieval import fts_arm, fts_query, fts_words, resolve_weights
+from memhtml.index.retrieval import fts_query, fts_words, resolve_weights
 from memhtml.index.scope import Scope
 from memhtml.store.layout import init_repo
 

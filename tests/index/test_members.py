@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memhtml
+from memhtml.index.arms import fts_arm, vector_arm
 from memhtml.index.bm25 import Postings
 from memhtml.index.members import ScopeMembers, state_key
-from memhtml.index.retrieval import fts_arm, resolve_weights, vector_arm
+from memhtml.index.retrieval import resolve_weights
 from memhtml.index.scope import Scope
 from memhtml.store.layout import init_repo
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import memhtml
 from memhtml.embed import register, unregister
 from memhtml.embed.fake import FakeEmbedder
-from memhtml.index.retrieval import vector_arm
+from memhtml.index.arms import vector_arm
 from memhtml.index.scope import Scope
 from memhtml.store.layout import init_repo
 
