@@ -11,7 +11,6 @@ before a connection is opened.
 from __future__ import annotations
 
 import functools
-import logging
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -21,8 +20,6 @@ from typing import Any, Final
 
 from memhtml.contracts.errors import StorageError
 from memhtml.domain.rrf import rrf_contribution_sql
-
-log = logging.getLogger("memhtml.index")
 
 BUSY_TIMEOUT_MS: Final = 5000
 # Stamped in both planes' headers (PRAGMA application_id) once their schema is known to be ours.

@@ -19,7 +19,6 @@ import contextlib
 import fcntl
 import functools
 import json
-import logging
 import os
 import sqlite3
 import time
@@ -28,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
+from memhtml.contracts.logs import get_logger
 from memhtml.contracts.paths import is_memory_path
 from memhtml.index.db import (
     _SCHEMA_OF,
@@ -40,7 +40,7 @@ from memhtml.index.db import (
     write_transaction,
 )
 
-log = logging.getLogger("memhtml.index")
+log = get_logger("memhtml.index")
 
 
 # -- planes another build left -------------------------------------------------------

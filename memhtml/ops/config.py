@@ -60,6 +60,5 @@ def prefer_single_threaded_blas() -> None:
     the embedder (measured on 2 cores: warm 10k search with the local model,
     p50 48 -> 30 ms).
     """
-    from memhtml.embed.blas import ENV
-
-    os.environ.setdefault(ENV, "1")
+    # memhtml.embed.blas.ENV, spelled here: importing it would load the embed package.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

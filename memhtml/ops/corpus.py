@@ -8,7 +8,6 @@ files -> one commit -> index exactly the touched paths -> embed them.
 
 from __future__ import annotations
 
-import logging
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -23,6 +22,7 @@ from memhtml.contracts.errors import (
     ModelUnavailableError,
     RepoRequiredError,
 )
+from memhtml.contracts.logs import get_logger
 from memhtml.ops.config import Clock, embedder_name, make_clock, resolve_root
 from memhtml.store.git import Git
 from memhtml.store.lock import RepoLock
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from memhtml.store.files import FileChange
     from memhtml.store.watch import TreeWatcher
 
-log = logging.getLogger("memhtml")
+log = get_logger("memhtml")
 # A watcher-scoped check looks at the paths it names plus the overlay's; past this
 # many, the full `git status` is about as cheap.
 SCOPE_MAX = 1024

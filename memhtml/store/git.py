@@ -9,16 +9,19 @@ short subprocesses and a rebuild reads every blob through one
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
+import stat
 import subprocess
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, NamedTuple
 
 from memhtml.contracts.errors import GitError, WriteConflictError
+from memhtml.contracts.logs import get_logger
+from memhtml.store import trees
 
-log = logging.getLogger("memhtml.store")
+log = get_logger("memhtml.store")
 
 NULL_SHA: Final = "0" * 40
 COMMIT_SUBJECT_MAX: Final = 72
@@ -157,6 +160,7 @@ class Git:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._identity_env: dict[str, str] | None = None
+        self._filemode: bool | None = None
 
     # -- running -----------------------------------------------------------
     def _env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -367,27 +371,12 @@ class Git:
         return (st.st_ino, st.st_mtime_ns, st.st_size)
 
     def probe_staged(self, head: str | None) -> StagedProbe | None:
-        """`staged_paths(head)` started in the background, for a commit a little later.
-
-        A write door starts it as it takes the lock, so the git process runs
-        while the door plans; `commit_paths` uses its answer only when HEAD and
-        the git index file are still the ones it read (git replaces the index
-        file on every change), and asks again otherwise. None: no probe.
-        """
-        stamp = self._index_stamp()
-        if stamp is None:
-            return None
-        try:
-            proc = subprocess.Popen(
-                ["git", *_staged_argv(head)],
-                cwd=self.root,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                env=self._env(),
-            )
-        except OSError:
-            return None
-        return StagedProbe(head, stamp, proc)
+        """`staged_paths(head)` asked ahead for `commit_paths`, which the write doors call as
+        they open: None now, no process. A commit builds its tree from HEAD's (`_tree_with`)
+        and asks nothing; only the rare fallback that writes the tree from an index asks,
+        when it commits. (`StagedProbe` stays the type `commit_paths` takes.)"""
+        del head
+        return None
 
     def _probed(self, probe: StagedProbe | None, head: str | None) -> list[str] | None:
         """The probe's answer when it still holds for `head` (see probe_staged)."""
@@ -471,64 +460,225 @@ class Git:
         Other staged or unstaged work of the user is neither committed nor
         touched. HEAD moves by compare-and-swap from `expected_head`, so a
         commit made behind our back is a WriteConflictError, not a lost write.
-        `staged`: the user's staged paths asked ahead (`probe_staged`).
+
+        The commit's tree is HEAD's with `paths` changed, built from HEAD's
+        trees (`_tree_with`) instead of by `write-tree`, which reads and
+        rewrites git's whole index; where that declines, from an index
+        (`_tree_from_index`; `staged`: the user's staged paths asked ahead,
+        `probe_staged`). Meanwhile `update-index` stages `paths` in git's index,
+        and HEAD moves only once that succeeded: a commit that fails may leave
+        them staged (the write door puts them back with `reset_paths`), and no
+        git process outlives this call.
         """
         if not paths:
             raise GitError("nothing to commit")
         listing = b"\x00".join(p.encode("utf-8", "surrogateescape") for p in paths) + b"\x00"
+        # Staging reads and rewrites git's whole index: it runs while the tree is built.
+        staging = self._start(["update-index", "--add", "--remove", "-z", "--stdin"], listing)
+        try:
+            tree = self._tree_with(expected_head, paths)
+            if tree is None:
+                staging.wait()
+                tree = self._tree_from_index(paths, listing, expected_head, staged)
+            env: dict[str, str] = dict(self._identity_env or {})
+            sha = self._commit_tree(tree, [expected_head] if expected_head else [], message, env)
+            staging.wait()  # the commit lands only with its paths staged
+        finally:
+            staging.reap()
+        proc = subprocess.run(
+            [
+                "git",
+                "update-ref",
+                "-m",
+                message.splitlines()[0],
+                "HEAD",
+                sha,
+                expected_head or NULL_SHA,
+            ],
+            cwd=self.root,
+            capture_output=True,
+            env=self._env(env),
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise WriteConflictError(
+                "HEAD moved while committing (another writer committed first)",
+                suggestions=["retry the write"],
+            )
+        return sha
+
+    def _tree_with(self, base: str | None, paths: Sequence[str]) -> str | None:
+        """The tree of commit `base` (None: no commit yet) with `paths` as the working tree
+        has them, built without reading git's index; None where this might not be what
+        `write-tree` of the index with `paths` staged makes.
+
+        `hash-object -w` names (and writes) the paths' blobs, with the filters
+        `update-index` applies, while `cat-file` reads `base`'s trees along the way;
+        modes follow git's rule for a regular file (executable or not). The new trees
+        are written deepest first by one `mktree`, which must name each one as computed
+        here. None: a path that is not a regular file, `core.filemode` not on in the
+        repository's config, a path where `base` has a tree or a gitlink (or a blob on
+        its way), a tree left empty at the root, or any disagreement with git.
+        """
+        paths = list(dict.fromkeys(paths))
+        if not self._filemode_on():
+            return None
+        modes: dict[str, bytes] = {}
+        for path in paths:
+            try:
+                st = os.lstat(self.root / path)
+            except FileNotFoundError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            modes[path] = b"100755" if st.st_mode & stat.S_IXUSR else b"100644"
+        present = list(modes)
+        dirs = sorted({d for p in paths for d in trees.ancestors(p)}, key=trees.depth, reverse=True)
+        naming = (
+            self._start(["hash-object", "-w", "--stdin-paths"], _lines(present))
+            if present
+            else None
+        )
+        try:
+            names = [f"{base}:{d}" if d else f"{base}^{{tree}}" for d in dirs] if base else []
+            out = self.run("cat-file", "--batch", stdin=_lines(names)) if names else b""
+        finally:
+            if naming is not None:
+                naming.reap()
+        blob_ids = naming.wait().split() if naming is not None else []
+        found = trees.read_trees(out, len(dirs)) if base else [None] * len(dirs)
+        if found is None or len(blob_ids) != len(present):
+            return None
+        entries = {d: trees.tree_entries(t) for d, t in zip(dirs, found, strict=True)}
+        for path in paths:
+            parent, _, name = path.rpartition("/")
+            key = name.encode("utf-8", "surrogateescape")
+            old = entries[parent].pop(key, None)
+            if old is not None and old[0] in (trees.TREE_MODE, trees.GITLINK_MODE):
+                return None
+            if path in modes:
+                entries[parent][key] = (modes[path], bytes.fromhex(blob_ids.pop(0).decode()))
+        return self._make_trees(dirs, entries)
+
+    def _make_trees(
+        self, dirs: Sequence[str], entries: dict[str, dict[bytes, trees.Entry]]
+    ) -> str | None:
+        """Write the trees of `dirs` (deepest first) with their `entries`; the root's id, or
+        None when the root would be empty or `git mktree` names a tree otherwise."""
+        expected: list[str] = []
+        batch: list[bytes] = []
+        for d in dirs:
+            tree = entries[d]
+            parent, _, name = d.rpartition("/")
+            if not tree and d:
+                entries[parent].pop(name.encode("utf-8", "surrogateescape"), None)
+                continue
+            if not tree:
+                return None
+            oid = trees.tree_object_id(tree)
+            if d:
+                entries[parent][name.encode("utf-8", "surrogateescape")] = (trees.TREE_MODE, oid)
+            expected.append(oid.hex())
+            batch.append(
+                b"".join(
+                    b"%s %s %s\t%s\x00"
+                    % (mode, trees.KIND.get(mode, b"blob"), sha.hex().encode(), key)
+                    for key, (mode, sha) in tree.items()
+                )
+            )
+        try:
+            # --missing: no lookup per entry (each one names a blob `hash-object -w` wrote,
+            # a tree of this batch, or an entry of HEAD's trees).
+            made = self.run("mktree", "-z", "--missing", "--batch", stdin=b"\x00".join(batch))
+        except GitError as exc:
+            log.warning("git mktree refused a tree (writing it from an index): %s", exc)
+            return None
+        if [m.decode() for m in made.split()] != expected:
+            log.warning("git mktree named a tree otherwise (writing it from an index)")
+            return None
+        return expected[-1]
+
+    def _tree_from_index(
+        self,
+        paths: Sequence[str],
+        listing: bytes,
+        expected_head: str | None,
+        staged: StagedProbe | None,
+    ) -> str:
+        """`write-tree` of git's index (`paths` staged in it already), or, when the user has
+        staged other work, of a private index read from `expected_head` plus `paths`."""
         ours = set(paths)
         probed = self._probed(staged, expected_head)
         if probed is None:
             probed = self.staged_paths(expected_head)
-        staged_elsewhere = [p for p in probed if p not in ours]
-        env: dict[str, str] = dict(self._identity_env or {})
-        temp_index: Path | None = None
-        if staged_elsewhere:
-            # The user has staged work: build our tree in a private index from HEAD.
-            temp_index = Path(self.text("rev-parse", "--git-path", "memhtml-index"))
-            if not temp_index.is_absolute():
-                temp_index = self.root / temp_index
-            env["GIT_INDEX_FILE"] = str(temp_index)
+        if all(p in ours for p in probed):
+            return self.run("write-tree").decode().strip()
+        temp_index = Path(self.text("rev-parse", "--git-path", "memhtml-index"))
+        if not temp_index.is_absolute():
+            temp_index = self.root / temp_index
+        env = {"GIT_INDEX_FILE": str(temp_index)}
+        try:
             if expected_head:
                 self.run("read-tree", expected_head, env=env)
             else:
                 self.run("read-tree", "--empty", env=env)
-        try:
             self.run("update-index", "--add", "--remove", "-z", "--stdin", stdin=listing, env=env)
-            tree = self.run("write-tree", env=env).decode().strip()
-            sha = self._commit_tree(tree, [expected_head] if expected_head else [], message, env)
-            proc = subprocess.run(
-                [
-                    "git",
-                    "update-ref",
-                    "-m",
-                    message.splitlines()[0],
-                    "HEAD",
-                    sha,
-                    expected_head or NULL_SHA,
-                ],
-                cwd=self.root,
-                capture_output=True,
-                env=self._env(env),
-                check=False,
-            )
-            if proc.returncode != 0:
-                raise WriteConflictError(
-                    "HEAD moved while committing (another writer committed first)",
-                    suggestions=["retry the write"],
-                )
+            return self.run("write-tree", env=env).decode().strip()
         finally:
-            if temp_index is not None:
-                temp_index.unlink(missing_ok=True)
-        if staged_elsewhere:
-            # Keep the real index in step for our paths only.
-            self.run("update-index", "--add", "--remove", "-z", "--stdin", stdin=listing)
-        return sha
+            temp_index.unlink(missing_ok=True)
+
+    def _filemode_on(self) -> bool:
+        """True when the repository's own config turns `core.filemode` on (as `git init`
+        writes it where the file system keeps the executable bit); read once per Git."""
+        if self._filemode is None:
+            self._filemode = trees.filemode_on_in(self.root / ".git" / "config")
+        return self._filemode
+
+    def _start(self, args: list[str], stdin: bytes) -> _Job:
+        """`git <args>` started with `stdin`, fed and read on a thread (`_Job.wait`)."""
+        return _Job(["git", *args], self.root, self._env(), stdin)
 
     def reset_paths(self, paths: Sequence[str]) -> None:
         """Put the index entries of `paths` back to HEAD (after a failed commit)."""
         if paths and self.head():
             self.run("reset", "-q", "HEAD", "--", *paths, check=False)
+
+
+class _Job:
+    """A git process that runs while the caller does other work (`Git._start`): a thread
+    feeds its stdin and collects its output, so a large input never blocks the caller."""
+
+    def __init__(self, argv: list[str], cwd: Path, env: Mapping[str, str], stdin: bytes) -> None:
+        self._argv = argv
+        try:
+            self._proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+            )
+        except FileNotFoundError as exc:
+            raise GitError("git is not installed or not on PATH") from exc
+        self._out: tuple[bytes, bytes] = (b"", b"")
+        self._thread = threading.Thread(target=self._communicate, args=(stdin,), daemon=True)
+        self._thread.start()
+
+    def _communicate(self, stdin: bytes) -> None:
+        self._out = self._proc.communicate(stdin)
+
+    def reap(self) -> None:
+        """Wait for the process to end (it never outlives the caller's step)."""
+        self._thread.join()
+
+    def wait(self) -> bytes:
+        """Its stdout once it ended; GitError when it failed."""
+        self.reap()
+        if self._proc.returncode != 0:
+            err = self._out[1].decode("utf-8", "replace").strip()
+            raise GitError(f"git {self._argv[1]} failed: {err}", details={"args": self._argv[1:]})
+        return self._out[0]
 
 
 class StagedProbe:
@@ -558,6 +708,10 @@ class StagedProbe:
             if proc.poll() is None:
                 proc.kill()
             proc.communicate()
+
+
+def _lines(items: Sequence[str]) -> bytes:
+    return "".join(item + "\n" for item in items).encode("utf-8", "surrogateescape")
 
 
 def _staged_argv(head: str | None) -> list[str]:

@@ -27,15 +27,15 @@ a killed repack leaves every object readable (tests/store/test_upkeep.py).
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from pathlib import Path
 from typing import Final, NamedTuple
 
+from memhtml.contracts.logs import get_logger
 from memhtml.store.git import Git
 
-log = logging.getLogger("memhtml.store")
+log = get_logger("memhtml.store")
 
 PACK_LIMIT: Final = 50  # git's gc.autoPackLimit
 LOOSE_LIMIT: Final = 6700  # git's gc.auto
