@@ -13,10 +13,13 @@ its child processes' CPU seconds (git, render workers) are printed beside it, si
 with the machine's load.
 
     python -m bench.bench_store [--sizes 1000 10000] [--ops 1000] [--writes 50]
-        [--cold 10] [--repeat 3] [--cold-only]
+        [--cold 10] [--repeat 3] [--cold-only | --apply-only]
 
 `--cold-only` times the cold CLI writes alone (and counts their git
-processes), into bench/results/store-cold.json.
+processes), into bench/results/store-cold.json. `--apply-only` times the
+applies alone (no sequential or cold writes), into
+bench/results/store-apply.json; `python -m bench.apply_phases` shows where an
+apply's time goes.
 """
 
 from __future__ import annotations
@@ -109,19 +112,28 @@ def cold_only(sizes: list[int], n: int) -> None:
             corpus.index.rebuild(embed=False)
             corpus.close()
             cold_cli_write(root, -1)  # the first write after a copy reads a cold page cache
-            cold = [cold_cli_write(root, i) for i in range(n)]
+            cold: list[float] = []
+            cpu: list[float] = []  # the CLI process's and its git processes' CPU
+            for i in range(n):
+                kids = _children_cpu()
+                cold.append(cold_cli_write(root, i))
+                cpu.append((_children_cpu() - kids) * 1000)
             git_count = git_processes(root, Path(tmp))
         loads.append(os.getloadavg()[0])
         row = {
             "store_size": size,
             "cold_cli_write": summary(cold),
+            "cold_cli_write_min_ms": round(min(cold), 3),
+            "cold_cli_write_cpu": summary(cpu),
             "cold_cli_write_git_processes": git_count,
             "load_avg_1m": [round(x, 2) for x in loads],
         }
         rows.append(row)
         print(
             f"store {size}: cold CLI write p50 {summary(cold)['p50_ms']} ms"
-            f" ({git_count} git processes); load {row['load_avg_1m']}",
+            f" (min {row['cold_cli_write_min_ms']} ms; CPU with git p50"
+            f" {summary(cpu)['p50_ms']} ms; {git_count} git processes);"
+            f" load {row['load_avg_1m']}",
             file=sys.stderr,
         )
     write_result(
@@ -142,7 +154,14 @@ def main() -> None:
         action="store_true",
         help="only the cold CLI writes and their git processes (no apply, no warm writes)",
     )
+    parser.add_argument(
+        "--apply-only",
+        action="store_true",
+        help="only the applies (no sequential or cold writes), into store-apply.json",
+    )
     args = parser.parse_args()
+    if args.apply_only:
+        args.writes = args.cold = 0
     if args.cold_only:
         cold_only(args.sizes, args.cold)
         return
@@ -159,7 +178,7 @@ def main() -> None:
                 corpus = run.pop("corpus")
                 root = run.pop("root")
                 applies.append(run)
-                if rep == 0:
+                if rep == 0 and args.writes:
                     writes = synth_ops(args.writes, seed=3, offset=20_000_000)
                     seq = [
                         timed(
@@ -170,7 +189,7 @@ def main() -> None:
                         for w in writes
                     ]
                 corpus.close()
-                if rep == 0:
+                if rep == 0 and args.cold:
                     cold = [cold_cli_write(root, i) for i in range(args.cold)]
                     git_count = git_processes(root, Path(tmp))
             loads.append(os.getloadavg()[0])
@@ -201,7 +220,7 @@ def main() -> None:
             file=sys.stderr,
         )
     write_result(
-        "store",
+        "store-apply" if args.apply_only else "store",
         {
             "embedder": "off",
             "rows": rows,

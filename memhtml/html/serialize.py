@@ -26,7 +26,7 @@ violation (or an optional meta the parser would drop) refuses the render.
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import html
 import re
 from collections.abc import Iterable
@@ -57,16 +57,24 @@ _HASH_MISMATCH: Final = "content-hash-mismatch"
 # C0 controls other than tab, LF, FF and CR (and DEL) do not survive an HTML parse.
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _ATTR_EXTRA: Final = str.maketrans({"\n": "&#10;", "\r": "&#13;", "\t": "&#9;", "\f": "&#12;"})
+# The characters either escape rewrites: a value without any is returned as it is
+# (one scan instead of html.escape's replace passes and a translate).
+_TEXT_SPECIAL: Final = re.compile(r"[&<>]")
+_ATTR_SPECIAL: Final = re.compile("[&<>\"'\n\r\t\f]")
 
 
 def escape_text(text: str) -> str:
     """Escape text content: &, < and >."""
+    if _TEXT_SPECIAL.search(text) is None:
+        return text
     return html.escape(text, quote=False)
 
 
 def escape_attr(value: str) -> str:
     """Escape a double-quoted attribute value; whitespace controls become character
     references so that every head item stays on one line."""
+    if _ATTR_SPECIAL.search(value) is None:
+        return value
     return html.escape(value, quote=True).translate(_ATTR_EXTRA)
 
 
@@ -121,7 +129,7 @@ def _render(new: NewMemory) -> tuple[str, MemoryDocument]:
     text = assemble(_PLACEHOLDER_HASH if new.include_content_hash else None)
     parsed = parse_memory(text)
     if new.include_content_hash and parsed.content_hash:
-        text = assemble(parsed.content_hash)
+        text = _restamped(text, parsed.content_hash)
         parsed = _stamped(parsed, parsed.content_hash)
     elif new.include_content_hash:
         expected = content_hash_of_article_html(article)
@@ -145,13 +153,26 @@ def _render(new: NewMemory) -> tuple[str, MemoryDocument]:
     return text, parsed
 
 
+_PLACEHOLDER_LINE: Final = meta_line(CONTENT_HASH_META, _PLACEHOLDER_HASH)
+
+
+def _restamped(text: str, content_hash: str) -> str:
+    """`text` assembled with the placeholder hash, as `assemble(content_hash)` gives it.
+
+    The placeholder's meta line is the first one in the text: everything before
+    it is the template's own tags, the escaped title (no `<`) and meta lines
+    whose escaped values hold no `"`, so no earlier text can spell that line.
+    """
+    return text.replace(_PLACEHOLDER_LINE, meta_line(CONTENT_HASH_META, content_hash), 1)
+
+
 def _stamped(parsed: MemoryDocument, content_hash: str) -> MemoryDocument:
     """The parse of a rendered text, as it reads once the placeholder hash is the real one."""
     metas = parsed.metas
     if CONTENT_HASH_META in metas:
         metas = {**metas, CONTENT_HASH_META: content_hash}
     warnings = tuple(w for w in parsed.warnings if w.code != _HASH_MISMATCH)
-    return dataclasses.replace(parsed, metas=metas, warnings=warnings)
+    return parsed.replace(metas=metas, warnings=warnings)
 
 
 def _check_text_fields(new: NewMemory, issues: Issues) -> None:
@@ -169,6 +190,14 @@ def _check_text_fields(new: NewMemory, issues: Issues) -> None:
 
 def _datetime(value: str) -> str:
     """A datetime normalized to the stored grammar when it parses (else kept, and refused later)."""
+    if type(value) is str:
+        return _normalized(value)
+    return normalize_datetime(value) or value
+
+
+@functools.lru_cache(maxsize=64)
+def _normalized(value: str) -> str:
+    # A batch renders every memory with the same created/updated instant.
     return normalize_datetime(value) or value
 
 

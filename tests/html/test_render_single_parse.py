@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +14,7 @@ from tests.html.test_properties import new_memories
 def test_the_returned_document_is_the_parse_of_the_returned_text(
     new: NewMemory, with_hash: bool
 ) -> None:
-    new = dataclasses.replace(new, include_content_hash=with_hash)
+    new = new.replace(include_content_hash=with_hash)
     text, doc = render_document(new)
     parsed = parse_memory(text)
     assert doc == parsed
