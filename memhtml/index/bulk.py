@@ -36,8 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Final
 
-from memhtml.index.project import Parsed
-from memhtml.index.writer import CHILD_TABLES
+from memhtml.index.writer import CHILD_TABLES, FileRows
 
 # The tables a rebuild empties and refills.
 REBUILT_TABLES: Final[tuple[str, ...]] = ("files", *CHILD_TABLES, "chunks", "edges")
@@ -122,7 +121,7 @@ def loading(conn: sqlite3.Connection) -> Iterator[None]:
 
 
 # -- the rebuild's stream of parse results -------------------------------------------
-ParseJob = Callable[[], list[tuple[str, str | None, Parsed]]]
+ParseJob = Callable[[], list[FileRows]]
 
 
 def in_path_order(
@@ -130,7 +129,7 @@ def in_path_order(
     edited: Iterable[ParseJob],
     replaced: Collection[str],
     timings: dict[str, float],
-) -> Iterator[list[tuple[str, str | None, Parsed]]]:
+) -> Iterator[list[FileRows]]:
     """HEAD's parse results with the working tree's in place of `replaced` paths, in path
     order, a tree chunk at a time (each waited for as late as possible: `parse_ms`).
 

@@ -1,17 +1,17 @@
 """Rebuild and incremental update: the git tree in, index rows out.
 
-Rebuild reads HEAD through one `ls-tree -r` and one `cat-file --batch`, then
-overlays the working tree's uncommitted edits. Update diffs the watermark to
-HEAD (committed changes first, renames as UPDATEs) and then re-reads the paths
-the working tree has dirty, plus the ones it had dirty last time. Both call
-the same projection, so their row sets agree.
+Rebuild lists HEAD with one `ls-tree -r` (its parse workers read the blobs,
+one `cat-file --batch` per chunk), then overlays the working tree's
+uncommitted edits. Update diffs the watermark to HEAD (committed changes
+first, renames as UPDATEs) and then re-reads the paths the working tree has
+dirty, plus the ones it had dirty last time. Both call the same projection,
+so their row sets agree.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import logging
 import sqlite3
 import subprocess
 import time
@@ -26,14 +26,13 @@ from memhtml.contracts.vocab import GENERATED_NAMES, PARA_BUCKETS
 from memhtml.html import MemoryDocument
 from memhtml.index import writer
 from memhtml.index.db import watermark, write_transaction
-from memhtml.index.parallel import CHUNK, PARALLEL_MIN, ParsePool, project_chunk, project_many
-from memhtml.index.project import Parsed, Projection, path_facts, project_bytes
+from memhtml.index.parallel import CHUNK, PARALLEL_MIN, ParsePool, project_many
+from memhtml.index.project import Parsed, PathFacts, Projection, path_facts, project_bytes
 from memhtml.store.git import Git, StatusEntry, blob_sha
 
 if TYPE_CHECKING:
     from memhtml.index import bulk
 
-log = logging.getLogger("memhtml.index")
 PREFIXES: Final[tuple[str, ...]] = tuple(f"{b}/" for b in PARA_BUCKETS)
 CAT_BATCH: Final = 4000
 
@@ -83,31 +82,31 @@ def dirty_of(entries: Iterable[StatusEntry]) -> set[str]:
     }
 
 
-def project_tree_chunk(
-    items: list[tuple[str, str | None, bytes]],
-) -> list[tuple[str, str | None, Parsed]]:
-    """Parse and project each indexable (path, blob sha, bytes), leaving the others out
-    (a worker's task: the path is validated once, for `indexable` and the projection)."""
-    out: list[tuple[str, str | None, Parsed]] = []
-    for path, sha, data in items:
+def tree_rows_chunk(git: Git, now: str, items: list[tuple[str, str]]) -> list[writer.FileRows]:
+    """Read, parse and project each indexable (path, blob sha) of HEAD's tree, leaving the
+    others out (a rebuild worker's task: the blobs are read here, by one `git cat-file`,
+    rather than sent by the parent; the path is validated once, for `indexable` and the
+    projection)."""
+    wanted: list[tuple[str, str, PathFacts]] = []
+    for path, sha in items:
         try:
-            facts = path_facts(path)  # memory_path's rules: exactly `indexable`
+            wanted.append((path, sha, path_facts(path)))  # memory_path's rules: `indexable`
         except InvalidPathError:
             continue
-        out.append((path, sha, project_bytes(path, data, sha, facts=facts)))
-    return out
+    blobs = git.cat_blobs(sha for _, sha, _ in wanted)
+    return [
+        writer.file_rows(path, sha, project_bytes(path, blobs[sha], sha, facts=facts), now)
+        for path, sha, facts in wanted
+        if sha in blobs
+    ]
 
 
-def _read_batches(n: int) -> list[tuple[int, int]]:
-    """(start, stop) of the blob batches a rebuild reads: one parse chunk first, so the
-    workers start on it at once, then growing to CAT_BATCH (one `cat-file` each)."""
-    out: list[tuple[int, int]] = []
-    start, size = 0, CHUNK
-    while start < n:
-        out.append((start, min(n, start + size)))
-        start += size
-        size = min(CAT_BATCH, size * 4)
-    return out
+def rows_chunk(now: str, items: list[tuple[str, str | None, bytes]]) -> list[writer.FileRows]:
+    """Parse and project each (path, blob sha, bytes) of the working tree's edits."""
+    return [
+        writer.file_rows(path, sha, project_bytes(path, data, sha), now)
+        for path, sha, data in items
+    ]
 
 
 class Indexer:
@@ -354,7 +353,6 @@ class Indexer:
     ) -> IndexReport:
         from memhtml.index import bulk
 
-        # Filtered (`indexable`) batch by batch in _submit_tree: the workers start sooner.
         tree = sorted((e.path, e.sha) for e in self.git.ls_tree(head, PREFIXES)) if head else []
         now = self.clock()
         conn = self.conn
@@ -362,39 +360,41 @@ class Indexer:
         skips: list[tuple[str, str | None, str]] = []
         touched: list[str] = []
 
-        def accept(results: list[tuple[str, str | None, Parsed]]) -> list[Projection]:
-            """The projections to insert, in path order; the rest become skips."""
-            out: list[Projection] = []
-            for path, sha, parsed in results:
-                if parsed.proj is None:
-                    skips.append((path, sha, parsed.reason or "unparseable"))
+        def accept(results: list[writer.FileRows]) -> list[writer.FileRows]:
+            """The files to insert, in path order; the rest become skips."""
+            out: list[writer.FileRows] = []
+            for rows in results:
+                row = rows.file
+                if row is None:
+                    skips.append((rows.path, rows.sha, rows.reason or "unparseable"))
                     continue
-                f = parsed.proj.file
-                if f["archived"] == 0 and f["memory_type"] != "task":
-                    holder = seen_hashes.get(f["content_hash"])
+                if row[writer.ARCHIVED_AT] == 0 and row[writer.TYPE_AT] != "task":
+                    content_hash = str(row[writer.HASH_AT])
+                    holder = seen_hashes.get(content_hash)
                     if holder is not None:
-                        skips.append((path, sha, f"duplicate content of {holder}"))
+                        skips.append((rows.path, rows.sha, f"duplicate content of {holder}"))
                         continue
-                    seen_hashes[f["content_hash"]] = path
-                out.append(parsed.proj)
-                touched.append(path)
+                    seen_hashes[content_hash] = rows.path
+                out.append(rows)
+                touched.append(rows.path)
             return out
 
         # Path order decides which of two active duplicates is indexed (the smaller
-        # path); blobs stream in batches so a large tree is never all in memory.
-        timings = {"read_ms": 0.0, "parse_ms": 0.0, "write_ms": 0.0, "fts_ms": 0.0}
+        # path); the workers read the blobs themselves, a chunk at a time.
+        timings = {"start_ms": 0.0, "parse_ms": 0.0, "write_ms": 0.0, "fts_ms": 0.0}
         with ParsePool(len(tree), min_items=PARALLEL_MIN) as pool:
-            jobs = self._submit_tree(pool, tree, timings)
+            jobs = self._submit_tree(pool, tree, now)
             dirty = dirty_of(self.git.finish_status(status)) if status is not None else set()
             overlay = self._read_worktree(dirty)
             edits: list[tuple[str, str | None, bytes]] = sorted(
                 (p, blob_sha(d), d) for p, d in overlay.items() if d is not None
             )
+            parse_edits = functools.partial(rows_chunk, now)
             if len(edits) < PARALLEL_MIN:  # the usual handful: parsed here, not queued last
-                edited: list[bulk.ParseJob] = [functools.partial(project_chunk, edits)]
+                edited: list[bulk.ParseJob] = [functools.partial(parse_edits, edits)]
             else:
                 edited = [
-                    pool.submit(project_chunk, edits[i : i + CHUNK])
+                    pool.submit(parse_edits, edits[i : i + CHUNK])
                     for i in range(0, len(edits), CHUNK)
                 ]
             # While the workers parse: the parent's own git reading.
@@ -402,6 +402,7 @@ class Indexer:
             # The rows go in while the workers parse: each chunk as it arrives, in
             # path order (the duplicate rule depends on it).
             t_write = time.perf_counter()
+            timings["start_ms"] = (t_write - started) * 1000
             with bulk.loading(conn), write_transaction(conn):
                 conn.execute("UPDATE index_state SET rebuilding = 1 WHERE id = 1")
                 dropped = bulk.set_aside(conn)
@@ -413,7 +414,7 @@ class Indexer:
                 conn.execute("DELETE FROM worktree_overlay")
                 conn.execute("INSERT INTO files_fts(files_fts) VALUES ('delete-all')")
                 for results in bulk.in_path_order(jobs, edited, overlay.keys(), timings):
-                    writer.bulk_insert(conn, accept(results), now)
+                    writer.insert_rows(conn, accept(results))
                 pool.close()
                 t_fts = time.perf_counter()
                 bulk.restore(conn, dropped)
@@ -429,8 +430,13 @@ class Indexer:
                     " rebuilding = 0 WHERE id = 1",
                     (head, now, now),
                 )
+                t_commit = time.perf_counter()
+            timings["commit_ms"] = (time.perf_counter() - t_commit) * 1000
             timings["write_ms"] = (
-                (time.perf_counter() - t_write) * 1000 - timings["fts_ms"] - timings["parse_ms"]
+                (time.perf_counter() - t_write) * 1000
+                - timings["fts_ms"]
+                - timings["parse_ms"]
+                - timings["commit_ms"]
             )
         report.projected = len(touched)
         report.touched = touched
@@ -440,26 +446,15 @@ class Indexer:
         return report
 
     def _submit_tree(
-        self, pool: ParsePool, tree: Sequence[tuple[str, str]], timings: dict[str, float]
+        self, pool: ParsePool, tree: Sequence[tuple[str, str]], now: str
     ) -> list[bulk.ParseJob]:
-        """Read the indexable blobs of `tree` (path, sha) batch by batch and hand each
-        chunk to the pool."""
-        jobs: list[bulk.ParseJob] = []
-        for start, stop in _read_batches(len(tree)):
-            # The full `indexable` check is the worker's (project_tree_chunk), once per
-            # path; here only what spares reading an attachment's blob.
-            batch = [(path, sha) for path, sha in tree[start:stop] if path.endswith(".html")]
-            t0 = time.perf_counter()
-            blobs = self.git.cat_blobs(sha for _, sha in batch)
-            work: list[tuple[str, str | None, bytes]] = [
-                (path, sha, blobs[sha]) for path, sha in batch if sha in blobs
-            ]
-            timings["read_ms"] += (time.perf_counter() - t0) * 1000
-            jobs += [
-                pool.submit(project_tree_chunk, work[i : i + CHUNK])
-                for i in range(0, len(work), CHUNK)
-            ]
-        return jobs
+        """Hand `tree`'s (path, sha) to the pool a chunk at a time (each worker reads its
+        chunk's blobs)."""
+        # The full `indexable` check is the worker's (tree_rows_chunk), once per path;
+        # here only what spares reading an attachment's blob.
+        html = [(path, sha) for path, sha in tree if path.endswith(".html")]
+        task = functools.partial(tree_rows_chunk, self.git, now)
+        return [pool.submit(task, html[i : i + CHUNK]) for i in range(0, len(html), CHUNK)]
 
     # -- update --------------------------------------------------------------
     def update(

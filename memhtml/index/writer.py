@@ -16,9 +16,9 @@ from __future__ import annotations
 import operator
 import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import Final
+from typing import Final, NamedTuple
 
-from memhtml.index.project import FILE_COLUMNS, Projection
+from memhtml.index.project import FILE_COLUMNS, Parsed, Projection
 
 _COLS: Final = ", ".join(FILE_COLUMNS)
 _MARKS: Final = ", ".join("?" for _ in FILE_COLUMNS)
@@ -39,6 +39,36 @@ CHILD_TABLES: Final[tuple[str, ...]] = (
 _PROJECTED: Final = operator.itemgetter(*FILE_COLUMNS[:-1])
 if FILE_COLUMNS[-1] != "indexed_at":  # pragma: no cover - a schema edit must keep this
     raise ImportError("FILE_COLUMNS must end with indexed_at")
+# Where the rebuild's duplicate rule reads a files row.
+HASH_AT: Final = FILE_COLUMNS.index("content_hash")
+ARCHIVED_AT: Final = FILE_COLUMNS.index("archived")
+TYPE_AT: Final = FILE_COLUMNS.index("memory_type")
+
+# The child tables' inserts, in the order a file's rows are written; `child_rows`
+# spells each one's rows in the same order.
+CHILD_INSERTS: Final[tuple[str, ...]] = (
+    "INSERT INTO file_tags (path, tag) VALUES (?, ?)",
+    "INSERT INTO file_entities (path, entity_type, entity_name, source) VALUES (?, ?, ?, ?)",
+    "INSERT INTO file_aliases (path, alias) VALUES (?, ?)",
+    "INSERT INTO file_facets (path, ordinal, name, value, numeric_value) VALUES (?, ?, ?, ?, ?)",
+    "INSERT INTO file_citations (path, ordinal, text, url) VALUES (?, ?, ?, ?)",
+    "INSERT OR IGNORE INTO edges (src_path, dst_path, rel, edge_class, derived, provenance,"
+    " created_at) VALUES (?, ?, ?, ?, 0, 'authored', ?)",
+    "INSERT OR IGNORE INTO chunks (path, ordinal, content_hash, chunk_id, text)"
+    " VALUES (?, ?, ?, ?, ?)",
+)
+Row = tuple[object, ...]
+
+
+class FileRows(NamedTuple):
+    """One file's rows as the inserts bind them (what a rebuild's worker sends back), or,
+    with `file` None, why the file has none."""
+
+    path: str
+    sha: str | None
+    reason: str | None
+    file: Row | None  # the files row, FILE_COLUMNS order
+    children: tuple[list[Row], ...]  # one list per CHILD_INSERTS statement
 
 
 def file_values(proj: Projection, indexed_at: str) -> tuple[object, ...]:
@@ -46,46 +76,36 @@ def file_values(proj: Projection, indexed_at: str) -> tuple[object, ...]:
     return (*_PROJECTED(proj.file), indexed_at)
 
 
+def child_rows(proj: Projection, created: str) -> tuple[list[Row], ...]:
+    """The file's child rows, one list per CHILD_INSERTS statement (edges are stamped
+    with the file's creation time, else `created`)."""
+    path = proj.path
+    file = proj.file
+    stamp = file["created_at"] or created
+    content_hash = file["content_hash"]
+    return (
+        [(path, t) for t in proj.tags],
+        [(path, t, n, s) for (t, n, s) in proj.entities],
+        [(path, a) for a in proj.aliases],
+        [(path, *f) for f in proj.facets],
+        [(path, *c) for c in proj.citations],
+        [(path, d, r, c, stamp) for (d, r, c) in proj.edges],
+        [(path, o, content_hash, cid, text) for (o, cid, text) in proj.chunks],
+    )
+
+
+def file_rows(path: str, sha: str | None, parsed: Parsed, indexed_at: str) -> FileRows:
+    """Every row `parsed` contributes at `path`, stamped `indexed_at` (or why it has none)."""
+    proj = parsed.proj
+    if proj is None:
+        return FileRows(path, sha, parsed.reason or "unparseable", None, ())
+    return FileRows(path, sha, None, file_values(proj, indexed_at), child_rows(proj, indexed_at))
+
+
 def _insert_children(conn: sqlite3.Connection, projs: Sequence[Projection], created: str) -> None:
-    conn.executemany(
-        "INSERT INTO file_tags (path, tag) VALUES (?, ?)",
-        [(p.path, t) for p in projs for t in p.tags],
-    )
-    conn.executemany(
-        "INSERT INTO file_entities (path, entity_type, entity_name, source) VALUES (?, ?, ?, ?)",
-        [(p.path, t, n, s) for p in projs for (t, n, s) in p.entities],
-    )
-    conn.executemany(
-        "INSERT INTO file_aliases (path, alias) VALUES (?, ?)",
-        [(p.path, a) for p in projs for a in p.aliases],
-    )
-    conn.executemany(
-        "INSERT INTO file_facets (path, ordinal, name, value, numeric_value)"
-        " VALUES (?, ?, ?, ?, ?)",
-        [(p.path, *f) for p in projs for f in p.facets],
-    )
-    conn.executemany(
-        "INSERT INTO file_citations (path, ordinal, text, url) VALUES (?, ?, ?, ?)",
-        [(p.path, *c) for p in projs for c in p.citations],
-    )
-    conn.executemany(
-        "INSERT OR IGNORE INTO edges (src_path, dst_path, rel, edge_class, derived, provenance,"
-        " created_at) VALUES (?, ?, ?, ?, 0, 'authored', ?)",
-        [
-            (p.path, d, r, c, p.file["created_at"] or created)
-            for p in projs
-            for (d, r, c) in p.edges
-        ],
-    )
-    conn.executemany(
-        "INSERT OR IGNORE INTO chunks (path, ordinal, content_hash, chunk_id, text)"
-        " VALUES (?, ?, ?, ?, ?)",
-        [
-            (p.path, o, p.file["content_hash"], cid, text)
-            for p in projs
-            for (o, cid, text) in p.chunks
-        ],
-    )
+    rows = [child_rows(p, created) for p in projs]
+    for k, sql in enumerate(CHILD_INSERTS):
+        conn.executemany(sql, [row for kids in rows for row in kids[k]])
 
 
 def previous_hash(conn: sqlite3.Connection, path: str) -> str | None:
@@ -131,9 +151,16 @@ def insert_files(conn: sqlite3.Connection, rows: Sequence[tuple[object, ...]]) -
 
 
 def bulk_insert(conn: sqlite3.Connection, projs: Sequence[Projection], indexed_at: str) -> None:
-    """Insert many new files with their children (rebuild, a batch of new paths)."""
+    """Insert many new files with their children (a batch of new paths)."""
     insert_files(conn, [file_values(p, indexed_at) for p in projs])
     _insert_children(conn, projs, indexed_at)
+
+
+def insert_rows(conn: sqlite3.Connection, rows: Sequence[FileRows]) -> None:
+    """Insert many new files' rows (`file_rows`, none of them a skip): the rebuild's inserts."""
+    insert_files(conn, [r.file for r in rows if r.file is not None])
+    for k, sql in enumerate(CHILD_INSERTS):
+        conn.executemany(sql, [row for r in rows for row in r.children[k]])
 
 
 def delete(conn: sqlite3.Connection, path: str) -> None:

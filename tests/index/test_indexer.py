@@ -131,11 +131,11 @@ KILLER = """
 import os, signal, sys
 import memhtml
 from memhtml.index import writer
-real = writer.bulk_insert
-def dying(conn, projs, now):
-    real(conn, projs, now)
+real = writer.insert_rows
+def dying(conn, rows):
+    real(conn, rows)
     os.kill(os.getpid(), signal.SIGKILL)
-writer.bulk_insert = dying
+writer.insert_rows = dying
 c = memhtml.open(sys.argv[1], embedder="fake")
 c.index.rebuild(embed=False, force=True)
 """

@@ -124,16 +124,16 @@ def test_a_failed_rebuild_leaves_plane_and_connection_as_they_were(
     conn = corpus.conn
     rows, schema, pending = snapshot(conn), _schema(conn), _pending(conn)
     calls = {"n": 0}
-    real = writer.bulk_insert
+    real = writer.insert_rows
 
-    def failing(c: sqlite3.Connection, projs: list[Projection], now: str) -> None:
+    def failing(c: sqlite3.Connection, rows: list[writer.FileRows]) -> None:
         calls["n"] += 1
         if calls["n"] == 2:
             raise RuntimeError("disk on fire")
-        real(c, projs, now)
+        real(c, rows)
 
     monkeypatch.setattr(indexer_module, "CHUNK", 5)
-    monkeypatch.setattr(writer, "bulk_insert", failing)
+    monkeypatch.setattr(writer, "insert_rows", failing)
     with pytest.raises(RuntimeError, match="disk on fire"):
         corpus.indexer.rebuild()
     assert calls["n"] == 2
@@ -152,16 +152,6 @@ def test_file_values_is_the_row_in_column_order() -> None:
     assert writer.file_values(proj, "NOW") == expected
     with pytest.raises(KeyError):
         writer.file_values(Projection({"path": "x"}, (), (), (), (), (), (), ()), "NOW")
-
-
-@pytest.mark.parametrize("n", [0, 1, 249, 250, 251, 1250, 10_001, 40_000])
-def test_read_batches_cover_every_item_once_starting_small(n: int) -> None:
-    batches = indexer_module._read_batches(n)
-    covered = [i for start, stop in batches for i in range(start, stop)]
-    assert covered == list(range(n))
-    assert all(stop - start <= indexer_module.CAT_BATCH for start, stop in batches)
-    if n:
-        assert batches[0][1] - batches[0][0] == min(n, indexer_module.CHUNK)
 
 
 def test_set_aside_names_only_the_rebuilt_tables_objects(tmp_path: Path) -> None:

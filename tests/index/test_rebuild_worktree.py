@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from memhtml.index import indexer as indexer_module
+from memhtml.store.git import Git
 from tests.index.test_indexer import snapshot
 
 
@@ -180,10 +181,18 @@ def test_files_that_are_not_memories_are_neither_indexed_nor_skipped(
     assert _plane(corpus.conn) == plane
 
 
-def test_the_workers_filter_is_exactly_indexable() -> None:
+def test_the_workers_filter_is_exactly_indexable(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(
+        ["git", "hash-object", "-w", "--stdin"],
+        cwd=tmp_path,
+        input=b"",
+        check=True,
+        capture_output=True,
+    )
     paths = [*NOT_MEMORIES, "areas/m/ok.html", "archive/2024/areas/m/ok.html", "README.html"]
-    kept = [
-        path for path, _, _ in indexer_module.project_tree_chunk([(p, None, b"") for p in paths])
-    ]
+    empty = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # the empty blob
+    git = Git(tmp_path)
+    kept = [r.path for r in indexer_module.tree_rows_chunk(git, "NOW", [(p, empty) for p in paths])]
     assert kept == [p for p in paths if indexer_module.indexable(p)]
     assert kept == ["areas/m/ok.html", "archive/2024/areas/m/ok.html"]
