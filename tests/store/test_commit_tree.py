@@ -187,3 +187,28 @@ def test_tree_object_id_is_gits(tmp_path: Path) -> None:
     )
     made = _git(tmp_path, "mktree", "--missing", stdin=listing.encode()).strip()
     assert tree_object_id(entries).hex() == made
+
+
+def test_a_big_batch_writes_its_tree_from_the_index(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past TREE_FROM_HEAD_MAX paths write-tree builds the tree (hashing each path twice would
+    cost more than it spares), with the same tree and the user's staged work left out."""
+    from memhtml.store.git import TREE_FROM_HEAD_MAX
+
+    _seed(repo)
+    _write(repo, "areas/inbox/keep.html", "<p>the user's staged edit</p>\n")
+    _git(repo, "add", "areas/inbox/keep.html")
+
+    def refuse(*args: object, **kwargs: object) -> str:
+        raise AssertionError("a big batch built its tree from HEAD's trees")
+
+    monkeypatch.setattr(Git, "_tree_with", refuse)
+    paths = [f"areas/batch/m{i:03d}.html" for i in range(TREE_FROM_HEAD_MAX + 1)]
+    for path in paths:
+        _write(repo, path, f"<p>{path}</p>\n")
+    tree, reference = _commit(repo, paths, tmp_path)
+    assert tree == reference
+    assert "the user's staged edit" not in _git(repo, "show", "HEAD:areas/inbox/keep.html")
+    staged = _git(repo, "diff-index", "--cached", "--name-only", "HEAD").split()
+    assert staged == ["areas/inbox/keep.html"]
