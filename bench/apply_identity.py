@@ -23,6 +23,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench.common import bm25_top25, digest
+
 NOW = "2026-06-07T08:09:10Z"
 GIT_DATE = "2026-06-07T08:09:10+0000"
 TABLES = (
@@ -41,10 +43,6 @@ TABLES = (
 IGNORED_COLUMNS = {"indexed_at", "updated_at"}  # wall-clock stamps of the pass, not content
 
 
-def _digest(rows: Any) -> str:
-    return hashlib.sha256(json.dumps(rows, sort_keys=True, default=repr).encode()).hexdigest()
-
-
 def _table(conn: Any, name: str) -> str:
     cur = conn.execute(f"SELECT * FROM {name}")  # fixed names
     cols = [d[0] for d in cur.description]
@@ -53,7 +51,7 @@ def _table(conn: Any, name: str) -> str:
         (tuple(row[i] for i in keep) for row in cur.fetchall()),
         key=lambda r: json.dumps(r, default=repr),
     )
-    return _digest([[cols[i] for i in keep], rows])
+    return digest([[cols[i] for i in keep], rows])
 
 
 def _queries(conn: Any) -> list[str]:
@@ -61,24 +59,6 @@ def _queries(conn: Any) -> list[str]:
         str(r[0]) for r in conn.execute("SELECT title FROM files ORDER BY path LIMIT 400 OFFSET 37")
     ]
     return [" ".join(w.split()[:3]) for w in words[::2]]
-
-
-def _bm25(conn: Any, queries: list[str]) -> str:
-    from memhtml.index.retrieval import fts_query as build_match
-
-    out = []
-    for q in queries:
-        match = build_match(q)
-        if not match:
-            continue
-        rows = conn.execute(
-            "SELECT f.path, round(bm25(files_fts), 9) FROM files_fts"
-            " JOIN files f ON f.rowid = files_fts.rowid WHERE files_fts MATCH ?"
-            " ORDER BY bm25(files_fts), f.path LIMIT 25",
-            (match,),
-        ).fetchall()
-        out.append([q, rows])
-    return _digest(out)
 
 
 def _ops(root: Path) -> list[list[dict[str, Any]]]:
@@ -139,12 +119,12 @@ def fingerprint(size: int) -> dict[str, Any]:
         ).stdout
         result = {
             "size": size,
-            "outcomes": _digest(outcomes),
+            "outcomes": digest(outcomes),
             "commits": [o[0] for o in outcomes],
             "tree": hashlib.sha256(tree).hexdigest(),
             "worktree_clean": status == b"",
             "tables": {name: _table(conn, name) for name in TABLES},
-            "bm25_top25": _bm25(conn, _queries(conn)),
+            "bm25_top25": bm25_top25(conn, _queries(conn), exact=False),
         }
         corpus.close()
         return result

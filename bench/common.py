@@ -87,3 +87,35 @@ def write_result(name: str, data: dict[str, Any]) -> Path:
     target.write_text(json.dumps(payload, indent=2) + "\n")
     print(json.dumps(payload, indent=2))
     return target
+
+
+def digest(rows: Any) -> str:
+    """A sha256 of JSON rows (keys sorted; what JSON cannot hold, by repr): an identity print."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps(rows, sort_keys=True, default=repr).encode()).hexdigest()
+
+
+def bm25_top25(conn: Any, queries: list[str], *, exact: bool) -> str:
+    """A digest of each query's FTS5 top 25 (bm25, then path): with `exact`, each hit's rowid
+    and its score's bits; otherwise its path and its score to 9 decimals."""
+    from memhtml.index.retrieval import fts_query
+
+    out = []
+    for q in queries:
+        match = fts_query(q)
+        if not match:
+            continue
+        rows = conn.execute(
+            "SELECT f.rowid, f.path, bm25(files_fts) FROM files_fts"
+            " JOIN files f ON f.rowid = files_fts.rowid WHERE files_fts MATCH ?"
+            " ORDER BY bm25(files_fts), f.path LIMIT 25",
+            (match,),
+        ).fetchall()
+        hits = (
+            [[r, p, s.hex()] for r, p, s in rows]
+            if exact
+            else [[p, round(s, 9)] for _, p, s in rows]
+        )
+        out.append([q, hits])
+    return digest(out)

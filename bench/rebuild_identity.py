@@ -24,13 +24,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench.common import bm25_top25, digest
+
 NOW = "2026-06-07T08:09:10Z"
 GIT_DATE = "2026-06-07T08:09:10+0000"
 UNSTAMPED = ("schema_migrations", "sqlite_sequence", "sqlite_stat1")
-
-
-def _digest(rows: Any) -> str:
-    return hashlib.sha256(json.dumps(rows, default=repr).encode()).hexdigest()
 
 
 def _rows(conn: Any, table: str) -> str:
@@ -53,24 +51,6 @@ def _queries(conn: Any, n: int = 300) -> list[str]:
     picked = titles[::step][:n]
     # Mixed lengths: one, two and three leading words of a title.
     return [" ".join(t.split()[: 1 + i % 3]) for i, t in enumerate(picked)]
-
-
-def _bm25(conn: Any, queries: list[str]) -> str:
-    from memhtml.index.retrieval import fts_query as build_match
-
-    out = []
-    for q in queries:
-        match = build_match(q)
-        if not match:
-            continue
-        rows = conn.execute(
-            "SELECT f.rowid, f.path, bm25(files_fts) FROM files_fts"
-            " JOIN files f ON f.rowid = files_fts.rowid WHERE files_fts MATCH ?"
-            " ORDER BY bm25(files_fts), f.path LIMIT 25",
-            (match,),
-        ).fetchall()
-        out.append([q, [[r, p, s.hex()] for r, p, s in rows]])
-    return _digest(out)
 
 
 def _dirty(root: Path) -> None:
@@ -122,14 +102,14 @@ def fingerprint(size: int, store: Path | None = None) -> dict[str, Any]:
         result = {
             "size": size,
             "projected": report["projected"],
-            "skipped": _digest(report["skipped"]),
-            "schema": _digest(master),
-            "index_lists": _digest(
+            "skipped": digest(report["skipped"]),
+            "schema": digest(master),
+            "index_lists": digest(
                 {t: conn.execute(f'PRAGMA index_list("{t}")').fetchall() for t in tables}
             ),
             # schema_migrations records when the copy was migrated (the wall clock).
             "tables": {t: _rows(conn, t) for t in tables if t not in UNSTAMPED},
-            "bm25_top25": _bm25(conn, _queries(conn)),
+            "bm25_top25": bm25_top25(conn, _queries(conn), exact=True),
         }
         corpus.close()
         return result
