@@ -44,7 +44,7 @@ STEPS = (
     ("memhtml.index.commit", "PendingIndex._prepare", "index rows (thread)"),
     ("memhtml.store.git", "Git.commit_paths", "git commit"),
     ("memhtml.index.commit", "PendingIndex._wait", "wait for index thread"),
-    ("memhtml.index.commit", "PendingIndex.finish", "index commit (+ WAL checkpoint)"),
+    ("memhtml.index.commit", "PendingIndex.finish", "index commit"),
     ("memhtml.store.recovery", "end", "journal end"),
     ("memhtml.store.upkeep", "keep_in_shape", "object store check"),
 )

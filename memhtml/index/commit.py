@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from memhtml.index import writer
+from memhtml.index.db import LATER_CHECKPOINT_FILES
 from memhtml.index.project import Parsed, project_bytes
 from memhtml.store.git import blob_sha
 
@@ -177,7 +178,10 @@ class PendingIndex:
             self._rollback()
             raise
         self._open = False
-        conn.execute("COMMIT")
+        if len(self._changes) >= LATER_CHECKPOINT_FILES:
+            ix.commit_checkpointing_later()  # a big batch: its WAL checkpoint on a thread
+        else:
+            conn.execute("COMMIT")
         report.head_sha = new_head
         report.elapsed_ms = (time.perf_counter() - self._started) * 1000
         return report

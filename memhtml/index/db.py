@@ -226,3 +226,58 @@ def watermark(conn: sqlite3.Connection) -> str | None:
 def attached_schemas(conn: sqlite3.Connection) -> list[str]:
     """Names of the databases on this connection (main, state, ...)."""
     return [row[1] for row in conn.execute("PRAGMA database_list")]
+
+
+# A write door that commits at least this many files checkpoints the WAL on a thread of
+# its own instead of inside its COMMIT (`commit_checkpointing_later`).
+LATER_CHECKPOINT_FILES: Final = 100
+
+
+class Checkpoint:
+    """A PASSIVE checkpoint of the index's WAL, on a thread with a connection of its own."""
+
+    def __init__(self, path: str) -> None:
+        import threading
+
+        self.path = path
+        self._thread = threading.Thread(target=self._run, name="memhtml-checkpoint", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        except (sqlite3.Error, OSError):
+            return
+        try:
+            # PASSIVE waits for no reader or writer; what it cannot copy now, a later
+            # automatic checkpoint or the last connection's close copies.
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except (sqlite3.Error, OSError):
+            pass
+        finally:
+            conn.close()
+
+    def join(self) -> None:
+        """Wait until the checkpoint has ended."""
+        self._thread.join()
+
+
+def commit_checkpointing_later(conn: sqlite3.Connection) -> Checkpoint | None:
+    """COMMIT the open transaction without SQLite's automatic checkpoint, then checkpoint
+    on a thread (`Checkpoint`); None for an in-memory database.
+
+    SQLite checkpoints inside the COMMIT that takes the WAL past its limit: for a
+    batch of 1,000 memories (~3,450 pages) that is ~150 ms of copying and fsync
+    before the write returns. The commit's durability is the COMMIT's, as before;
+    the checkpoint only moves pages from the WAL into the database file, and a
+    kill in the middle of it loses nothing (SQLite redoes it). The caller joins the
+    thread before it closes the connection (`Indexer.settle`).
+    """
+    (limit,) = conn.execute("PRAGMA wal_autocheckpoint").fetchone()
+    conn.execute("PRAGMA wal_autocheckpoint = 0")
+    try:
+        conn.execute("COMMIT")
+    finally:
+        conn.execute(f"PRAGMA wal_autocheckpoint = {int(limit)}")
+    path = next((r[2] for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "")
+    return Checkpoint(path) if path else None

@@ -32,6 +32,7 @@ from memhtml.store.git import Git, StatusEntry, blob_sha
 
 if TYPE_CHECKING:
     from memhtml.index import bulk
+    from memhtml.index.db import Checkpoint
 
 PREFIXES: Final[tuple[str, ...]] = tuple(f"{b}/" for b in PARA_BUCKETS)
 CAT_BATCH: Final = 4000
@@ -118,6 +119,7 @@ class Indexer:
         self.root = root
         self.clock = clock
         self._left_hashes: set[str] = set()
+        self._checkpoint: Checkpoint | None = None
 
     # -- state ---------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -130,6 +132,19 @@ class Indexer:
     def watermark(self) -> str | None:
         """The commit the index has caught up to."""
         return watermark(self.conn)
+
+    def commit_checkpointing_later(self) -> None:
+        """COMMIT the open transaction and checkpoint its WAL on a thread (index.db)."""
+        from memhtml.index.db import commit_checkpointing_later
+
+        self.settle()
+        self._checkpoint = commit_checkpointing_later(self.conn)
+
+    def settle(self) -> None:
+        """Wait for a checkpoint still running on its thread (before the connection closes)."""
+        if self._checkpoint is not None:
+            checkpoint, self._checkpoint = self._checkpoint, None
+            checkpoint.join()
 
     def _take_left_hashes(self) -> set[str]:
         taken, self._left_hashes = self._left_hashes, set()

@@ -280,6 +280,8 @@ class Corpus:
             self._postings.close()
             self._postings = None
         self._members = None
+        if "indexer" in self.__dict__:  # a checkpoint still running ends before its connection
+            self.indexer.settle()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
