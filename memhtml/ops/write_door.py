@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from memhtml.ops.write_checks import BatchChecks, WriteChecks
     from memhtml.ops.writes import Planner
     from memhtml.store.files import FileChange
-    from memhtml.store.git import StagedProbe
 
 
 def run_ops(
@@ -90,7 +89,6 @@ def run_ops(
             docs=planner.docs,
             embedder=door.embedder,
             now=door.now,
-            staged=door.staged,
         )
         near = None
         if batch is not None and batch.checks.detect_near_duplicates:
@@ -181,12 +179,11 @@ def rendering_ahead(planner: Planner, ops: Sequence[AnyOp]) -> Iterator[None]:
 
 class Door(NamedTuple):
     """An open write door: the embedder (None: off or unavailable), the instant, the
-    Planner, and the user's staged paths asked ahead of the commit (or None)."""
+    Planner."""
 
     embedder: Embedder | None
     now: str
     planner: Planner
-    staged: StagedProbe | None
 
 
 @contextmanager
@@ -195,8 +192,7 @@ def write_door(corpus: Corpus, embed: bool) -> Iterator[Door]:
 
     Settle what a killed writer left, catch the index up with HEAD, refuse a
     vector-space mismatch before anything is written, then plan against a
-    fresh tree view. The one git question the commit asks first (has the user
-    staged other work?) starts now and runs while the door plans.
+    fresh tree view.
     """
     from memhtml.ops.sync import refuse_unresolved
     from memhtml.ops.tree import TreeView
@@ -205,18 +201,13 @@ def write_door(corpus: Corpus, embed: bool) -> Iterator[Door]:
     with corpus.lock.hold():
         recover(corpus)
         refuse_unresolved(corpus.root)  # no write mixes into a merge a person must resolve
-        staged = corpus.git.probe_staged(corpus.git.head_fast())
-        try:
-            corpus.sync()
-            if embedder is not None:  # no vectors, no space to mix (and no module to load)
-                from memhtml.index.embedding import check_space
+        corpus.sync()
+        if embedder is not None:  # no vectors, no space to mix (and no module to load)
+            from memhtml.index.embedding import check_space
 
-                check_space(corpus.conn, embedder)
-            now = corpus.clock()
-            yield Door(embedder, now, make_planner(corpus, TreeView(corpus.root), now), staged)
-        finally:
-            if staged is not None:
-                staged.close()
+            check_space(corpus.conn, embedder)
+        now = corpus.clock()
+        yield Door(embedder, now, make_planner(corpus, TreeView(corpus.root), now))
 
 
 def make_planner(corpus: Corpus, view: TreeView, now: str) -> Planner:
@@ -269,7 +260,6 @@ def plan_commit(
             docs=planner.docs,
             embedder=door.embedder,
             now=door.now,
-            staged=door.staged,
         )
         return {**payload, "commit_sha": sha, "index": report.to_data(), "vectors": vectors}
 
@@ -282,7 +272,6 @@ def commit_changes(
     docs: Mapping[bytes, Any] | None = None,
     embedder: Embedder | None = None,
     now: str | None = None,
-    staged: StagedProbe | None = None,
 ) -> tuple[str, IndexReport, dict[str, Any]]:
     """Write a change set, commit it as one commit, index and embed exactly those paths.
 
@@ -321,7 +310,7 @@ def commit_changes(
         try:
             if packing is not None:
                 packing.wait()
-            sha = git.commit_paths(touched, message, parent, staged=staged)
+            sha = git.commit_paths(touched, message, parent)
         except BaseException:
             if packing is not None:
                 packing.kill()

@@ -365,33 +365,6 @@ class Git:
         current = self.head() if isinstance(head, _Unset) else head
         return _paths_z(self.run(*_staged_argv(current)))
 
-    def _index_stamp(self) -> tuple[int, int, int] | None:
-        """(inode, mtime, size) of the git index file; None when it is elsewhere or absent."""
-        if "GIT_INDEX_FILE" in os.environ:
-            return None
-        try:
-            st = os.stat(self.root / ".git" / "index")
-        except OSError:
-            return None
-        return (st.st_ino, st.st_mtime_ns, st.st_size)
-
-    def probe_staged(self, head: str | None) -> StagedProbe | None:
-        """`staged_paths(head)` asked ahead for `commit_paths`, which the write doors call as
-        they open: None now, no process. A commit builds its tree from HEAD's (`_tree_with`)
-        and asks nothing; only the rare fallback that writes the tree from an index asks,
-        when it commits. (`StagedProbe` stays the type `commit_paths` takes.)"""
-        del head
-        return None
-
-    def _probed(self, probe: StagedProbe | None, head: str | None) -> list[str] | None:
-        """The probe's answer when it still holds for `head` (see probe_staged)."""
-        if probe is None:
-            return None
-        out = probe.finish()
-        if out is None or probe.head != head or self._index_stamp() != probe.stamp:
-            return None
-        return _paths_z(out)
-
     # -- writing -----------------------------------------------------------
     def identity_env(self) -> dict[str, str]:
         """A committer identity for commits made with plumbing: {} when git has one,
@@ -457,8 +430,6 @@ class Git:
         paths: Sequence[str],
         message: str,
         expected_head: str | None,
-        *,
-        staged: StagedProbe | None = None,
     ) -> str:
         """Commit exactly `paths` (as they are in the working tree; absent = deleted).
 
@@ -469,8 +440,7 @@ class Git:
         The commit's tree is HEAD's with `paths` changed, built from HEAD's
         trees (`_tree_with`) instead of by `write-tree`, which reads and
         rewrites git's whole index; where that declines, from an index
-        (`_tree_from_index`; `staged`: the user's staged paths asked ahead,
-        `probe_staged`). Meanwhile `update-index` stages `paths` in git's index,
+        (`_tree_from_index`). Meanwhile `update-index` stages `paths` in git's index,
         and HEAD moves only once that succeeded: a commit that fails may leave
         them staged (the write door puts them back with `reset_paths`), and no
         git process outlives this call.
@@ -486,7 +456,7 @@ class Git:
             )
             if tree is None:
                 staging.wait()
-                tree = self._tree_from_index(paths, listing, expected_head, staged)
+                tree = self._tree_from_index(paths, listing, expected_head)
             env: dict[str, str] = dict(self._identity_env or {})
             sha = self._commit_tree(tree, [expected_head] if expected_head else [], message, env)
             staging.wait()  # the commit lands only with its paths staged
@@ -610,15 +580,11 @@ class Git:
         paths: Sequence[str],
         listing: bytes,
         expected_head: str | None,
-        staged: StagedProbe | None,
     ) -> str:
         """`write-tree` of git's index (`paths` staged in it already), or, when the user has
         staged other work, of a private index read from `expected_head` plus `paths`."""
         ours = set(paths)
-        probed = self._probed(staged, expected_head)
-        if probed is None:
-            probed = self.staged_paths(expected_head)
-        if all(p in ours for p in probed):
+        if all(p in ours for p in self.staged_paths(expected_head)):
             return self.run("write-tree").decode().strip()
         temp_index = Path(self.text("rev-parse", "--git-path", "memhtml-index"))
         if not temp_index.is_absolute():
@@ -686,35 +652,6 @@ class _Job:
             err = self._out[1].decode("utf-8", "replace").strip()
             raise GitError(f"git {self._argv[1]} failed: {err}", details={"args": self._argv[1:]})
         return self._out[0]
-
-
-class StagedProbe:
-    """A `staged_paths` question asked ahead (Git.probe_staged): the HEAD and the git index
-    file (inode, mtime, size) it was asked against, and the running git process."""
-
-    def __init__(
-        self, head: str | None, stamp: tuple[int, int, int], proc: subprocess.Popen[bytes]
-    ) -> None:
-        self.head = head
-        self.stamp = stamp
-        self._proc: subprocess.Popen[bytes] | None = proc
-        self._out: bytes | None = None
-
-    def finish(self) -> bytes | None:
-        """The process's output (None when it failed); waits for it once."""
-        if self._proc is not None:
-            out, _ = self._proc.communicate()
-            self._out = out if self._proc.returncode == 0 else None
-            self._proc = None
-        return self._out
-
-    def close(self) -> None:
-        """Reap the process when its answer was never needed (a door that commits nothing)."""
-        if self._proc is not None:
-            proc, self._proc = self._proc, None
-            if proc.poll() is None:
-                proc.kill()
-            proc.communicate()
 
 
 def _lines(items: Sequence[str]) -> bytes:
