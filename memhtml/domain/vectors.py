@@ -44,11 +44,17 @@ def row_norms(matrix: npt.ArrayLike) -> FloatArray:
 
 
 def cosine_similarities(
-    matrix: npt.ArrayLike, query: npt.ArrayLike, norms: npt.ArrayLike | None = None
+    matrix: npt.ArrayLike,
+    query: npt.ArrayLike,
+    norms: npt.ArrayLike | None = None,
+    *,
+    dots: npt.ArrayLike | None = None,
 ) -> FloatArray:
     """Cosine similarity of every row of `matrix` with `query`, clamped to [-1, 1].
 
-    `norms` are the rows' L2 norms when the caller has them (see row_norms).
+    `norms` are the rows' L2 norms when the caller has them (see row_norms);
+    `dots` is ``matrix @ query`` when the caller computed it (a scan split
+    over threads: memhtml.embed.blas.split_matvec).
     """
     m = np.asarray(matrix, dtype=np.float32)
     q = as_vector(query)
@@ -58,7 +64,7 @@ def cosine_similarities(
     if qn == 0.0:
         return np.zeros((m.shape[0],), dtype=np.float32)
     norms = np.linalg.norm(m, axis=1) if norms is None else np.asarray(norms, dtype=np.float32)
-    dots = m @ q
+    dots = m @ q if dots is None else np.asarray(dots, dtype=np.float32)
     with np.errstate(divide="ignore", invalid="ignore"):
         sims = np.where(norms > 0, dots / (norms * qn), 0.0)
     return np.clip(sims, -1.0, 1.0).astype(np.float32)

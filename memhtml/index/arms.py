@@ -76,14 +76,19 @@ def best_vectors(
     """The vector scan itself: no database, so it may run beside the fts arm's query."""
     import numpy as np
 
-    from memhtml.domain.vectors import cosine_similarities
+    from memhtml.domain.vectors import as_vector, cosine_similarities
+    from memhtml.embed.blas import split_matvec
     from memhtml.index.embedding import content_hash_of_key
 
     rows = matrix.rows
     if rows == 0:
         return []
+    vectors, query = matrix.vectors[:rows], as_vector(query_vector)
     sims = cosine_similarities(
-        matrix.vectors[:rows], query_vector, None if norms is None else norms[:rows]
+        vectors,
+        query,
+        None if norms is None else norms[:rows],
+        dots=split_matvec(vectors, query),
     )
     if mask is not None:
         sims = np.where(mask, sims, -np.inf)

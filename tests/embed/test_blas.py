@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def _run(code: str, tmp_path: Path, openblas: str | None) -> list[str]:
@@ -83,3 +85,52 @@ print(os.environ["OPENBLAS_NUM_THREADS"], blas_threads(), limit_blas_threads())
     value, threads, set_to = _run(code, tmp_path, None)
     assert value == "1" and set_to == "None"
     assert threads in ("1", "None")  # one thread from the start, or no OpenBLAS at all
+
+
+# A large scan splits its rows over threads, and answers exactly what one product does.
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    rows=st.integers(min_value=0, max_value=40_000),
+    dim=st.sampled_from([1, 3, 8, 384]),
+    seed=st.integers(min_value=0, max_value=2**32 - 1),
+)
+def test_a_split_scan_is_bit_identical_to_one_product(rows: int, dim: int, seed: int) -> None:
+    import numpy as np
+
+    from memhtml.embed.blas import split_matvec
+
+    rng = np.random.default_rng(seed)
+    matrix = rng.standard_normal((rows, dim)).astype(np.float32)
+    vector = rng.standard_normal(dim).astype(np.float32)
+    assert np.array_equal(split_matvec(matrix, vector), matrix @ vector)
+
+
+def test_a_large_scan_runs_on_more_than_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    import numpy as np
+
+    from memhtml.embed import blas
+
+    pooled: list[tuple[str, int]] = []  # the parts handed to the pool (np.matmul)
+    real = np.matmul
+
+    def spy(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        pooled.append((threading.current_thread().name, len(a)))
+        return real(a, b)
+
+    monkeypatch.setattr(blas, "scan_parts", lambda: 3)
+    monkeypatch.setattr(np, "matmul", spy)
+    rows = 3 * blas.SPLIT_MIN_ROWS + 5
+    matrix = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
+    vector = np.ones(4, dtype=np.float32)
+    assert np.array_equal(blas.split_matvec(matrix, vector), matrix @ vector)
+    assert len(pooled) == 2 and all(name.startswith("memhtml-scan") for name, _ in pooled)
+    first = rows - sum(n for _, n in pooled)  # the caller's own part
+    assert first > 0 and first % 64 == 0 and pooled[0][1] % 64 == 0
+    pooled.clear()
+    small = matrix[: blas.SPLIT_MIN_ROWS]
+    assert np.array_equal(blas.split_matvec(small, vector), small @ vector)
+    assert pooled == []  # one product, on the caller's thread
