@@ -76,10 +76,40 @@ def test_main_raises_the_young_gc_threshold_and_run_does_not() -> None:
         "import gc, io; from memhtml.cli import main as m;"
         "before = gc.get_threshold(); m.run(['manifest'], stdout=io.StringIO());"
         "after_run = gc.get_threshold()\n"
-        "try:\n    m.main(['manifest'])\nexcept SystemExit:\n    pass\n"
-        "import sys; sys.stderr.write(repr([before, after_run, gc.get_threshold()]))"
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write(repr([before, after_run, gc.get_threshold()])))\n"
+        "m.main(['manifest'])"
     )
     out = _python(code)
     before, after_run, after_main = json.loads(out.stderr.replace("(", "[").replace(")", "]"))
     assert before == after_run == [700, 10, 10]
     assert after_main == [20_000, 10, 10]
+
+
+def test_main_runs_the_exit_handlers_and_ends_with_the_commands_code(tmp_path: Path) -> None:
+    # main ends the process without the interpreter's teardown, but after the exit handlers
+    code = (
+        "import atexit, sys; from memhtml.cli import main as m\n"
+        "atexit.register(lambda: sys.stderr.write('handlers ran'))\n"
+        "m.main(['show', 'no/such.html', '--dense'])\n"
+        "sys.stderr.write('not reached')"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "MEMHTML_ROOT": str(tmp_path)},
+        capture_output=True,
+        text=True,
+    )
+    assert out.stderr == "handlers ran"
+    assert out.returncode != 0 and json.loads(out.stdout)["ok"] is False
+
+
+def test_a_thread_still_running_gets_the_ordinary_exit(tmp_path: Path) -> None:
+    code = (
+        "import sys, threading, time; from memhtml.cli import main as m\n"
+        "t = threading.Thread(target=lambda: (time.sleep(0.3), sys.stderr.write('thread done')))\n"
+        "t.start()\n"
+        "m.main(['manifest'])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stderr == "thread done"

@@ -408,3 +408,18 @@ def test_every_command_works_over_a_foreign_memhtml_dir(repo: Path, first: str) 
             "SELECT access_count FROM state.access WHERE path = ?", (written,)
         ).fetchone()
         assert row == (7,)
+
+
+def test_a_cli_command_closes_its_planes_before_the_process_ends(repo: Path) -> None:
+    # The CLI skips the interpreter's teardown, so it closes the corpus itself: the
+    # last connection's close folds the log into each plane and removes it.
+    code, env, _ = _cli(
+        repo, "write", "--title", "Closed", "--type", "semantic", "--claim", "The WAL is folded in."
+    )
+    assert code == 0 and env["ok"] is True, env
+    state_dir = repo / ".memhtml"
+    assert (state_dir / "index.db").exists()
+    assert not [p.name for p in state_dir.glob("*.db-wal")]
+    written = env["data"]["path"]
+    code, env, _ = _cli(repo, "search", "folded")
+    assert code == 0 and [h["path"] for h in env["data"]["hits"]] == [written]
