@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from memhtml.index import writer
-from memhtml.index.db import LATER_CHECKPOINT_FILES
 from memhtml.index.project import Parsed, project_bytes
 from memhtml.store.git import blob_sha
 
@@ -178,10 +177,7 @@ class PendingIndex:
             self._rollback()
             raise
         self._open = False
-        if len(self._changes) >= LATER_CHECKPOINT_FILES:
-            ix.commit_checkpointing_later()  # a big batch: its WAL checkpoint on a thread
-        else:
-            conn.execute("COMMIT")
+        ix.commit_batch(len(self._changes))  # a big batch: its WAL checkpoint on a thread
         report.head_sha = new_head
         report.elapsed_ms = (time.perf_counter() - self._started) * 1000
         return report

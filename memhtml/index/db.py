@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Final
@@ -189,19 +189,27 @@ def connect(index_path: Path, state_path: Path, *, read_only: bool = False) -> s
 
 
 @contextmanager
-def _transaction(conn: sqlite3.Connection, begin: str) -> Iterator[sqlite3.Connection]:
+def _transaction(
+    conn: sqlite3.Connection, begin: str, commit: Callable[[], object] | None = None
+) -> Iterator[sqlite3.Connection]:
     conn.execute(begin)
     try:
         yield conn
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
+    if commit is None:
+        conn.execute("COMMIT")
+    else:
+        commit()
 
 
-def write_transaction(conn: sqlite3.Connection) -> AbstractContextManager[sqlite3.Connection]:
-    """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception."""
-    return _transaction(conn, "BEGIN IMMEDIATE")
+def write_transaction(
+    conn: sqlite3.Connection, *, commit: Callable[[], object] | None = None
+) -> AbstractContextManager[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception; `commit`, when given,
+    ends the transaction instead of a plain COMMIT (`commit_checkpointing_later`)."""
+    return _transaction(conn, "BEGIN IMMEDIATE", commit)
 
 
 def read_snapshot(conn: sqlite3.Connection) -> AbstractContextManager[sqlite3.Connection]:
@@ -228,8 +236,8 @@ def attached_schemas(conn: sqlite3.Connection) -> list[str]:
     return [row[1] for row in conn.execute("PRAGMA database_list")]
 
 
-# A write door that commits at least this many files checkpoints the WAL on a thread of
-# its own instead of inside its COMMIT (`commit_checkpointing_later`).
+# A write door or a rebuild that commits at least this many files checkpoints the WAL on a
+# thread of its own instead of inside its COMMIT (`commit_checkpointing_later`).
 LATER_CHECKPOINT_FILES: Final = 100
 
 

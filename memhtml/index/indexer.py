@@ -133,10 +133,14 @@ class Indexer:
         """The commit the index has caught up to."""
         return watermark(self.conn)
 
-    def commit_checkpointing_later(self) -> None:
-        """COMMIT the open transaction and checkpoint its WAL on a thread (index.db)."""
-        from memhtml.index.db import commit_checkpointing_later
+    def commit_batch(self, files: int) -> None:
+        """COMMIT the open transaction of `files` files; from LATER_CHECKPOINT_FILES on, the
+        WAL is checkpointed on a thread instead of inside the COMMIT (index.db)."""
+        from memhtml.index.db import LATER_CHECKPOINT_FILES, commit_checkpointing_later
 
+        if files < LATER_CHECKPOINT_FILES:
+            self.conn.execute("COMMIT")
+            return
         self.settle()
         self._checkpoint = commit_checkpointing_later(self.conn)
 
@@ -418,7 +422,8 @@ class Indexer:
             # path order (the duplicate rule depends on it).
             t_write = time.perf_counter()
             timings["start_ms"] = (t_write - started) * 1000
-            with bulk.loading(conn), write_transaction(conn):
+            commit = functools.partial(self.commit_batch, len(tree) + len(edits))
+            with bulk.loading(conn), write_transaction(conn, commit=commit):
                 conn.execute("UPDATE index_state SET rebuilding = 1 WHERE id = 1")
                 dropped = bulk.set_aside(conn)
                 for table in ("chunks", *writer.CHILD_TABLES):

@@ -86,3 +86,37 @@ def test_a_small_write_commits_as_before(tmp_path: Path, monkeypatch: pytest.Mon
         c.apply(_ops(db.LATER_CHECKPOINT_FILES - 1))
         c.write(title="one", claim="One more write.")
         assert c.indexer._checkpoint is None
+
+
+def test_a_big_rebuild_checkpoints_on_the_thread_and_a_small_one_inline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[str] = []
+
+    class Held:
+        def __init__(self, path: str) -> None:
+            started.append(path)
+
+        def join(self) -> None:
+            pass
+
+    root = tmp_path / "memory"
+    init_repo(root)
+    with memhtml.open(root, embedder="off") as c:
+        c.apply(_ops(3))
+        monkeypatch.setattr(db, "Checkpoint", Held)
+        c.index.rebuild(embed=False)
+        assert started == []  # a few files: checkpointed inside the COMMIT, as before
+        c.apply(_ops(db.LATER_CHECKPOINT_FILES, start=3))
+        started.clear()
+        c.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        c.conn.execute("PRAGMA wal_autocheckpoint = 10")
+        before = _index_path(root).stat().st_size
+        report = c.index.rebuild(embed=False)
+        assert started == [str(_index_path(root))]
+        assert report["projected"] == db.LATER_CHECKPOINT_FILES + 3
+        assert _index_path(root).stat().st_size == before  # the pages wait in the WAL
+        assert c.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 10
+        with sqlite3.connect(_index_path(root)) as other:
+            count = other.execute("SELECT count(*) FROM files").fetchone()[0]
+        assert count == db.LATER_CHECKPOINT_FILES + 3
