@@ -108,6 +108,7 @@ def one_run(timeline: Timeline, size: int, n_ops: int) -> dict[str, Any]:
         root = fresh_copy(size, Path(tmp) / "m")
         corpus = memhtml.open(root, embedder="off")
         corpus.index.rebuild(embed=False)
+        corpus.indexer.settle()  # the rebuild's WAL checkpoint (on a thread) is set-up
         corpus.apply(synth_ops(1, seed=9, offset=30_000_000))
         ops = synth_ops(n_ops, seed=2, offset=10_000_000)
         timeline.events.clear()

@@ -133,7 +133,8 @@ def measure(n: int, update_rounds: int, watched_rounds: int, repeat: int) -> dic
     row = rebuild_row(n, repeat)
     with tempfile.TemporaryDirectory() as tmp:
         root = fresh_copy(n, Path(tmp) / "m")
-        memhtml.open(root, embedder="off").index.rebuild(embed=False)
+        with memhtml.open(root, embedder="off") as built:  # close waits for its checkpoint
+            built.index.rebuild(embed=False)
         corpus = memhtml.open(root, embedder="off")
         files = sorted(r[0] for r in corpus.conn.execute("SELECT path FROM files"))
         one, batch, hand = [], [], []

@@ -85,6 +85,7 @@ def one_apply(size: int, n_ops: int, tmp: Path) -> dict[str, Any]:
     root = fresh_copy(size, tmp / "m")
     corpus = memhtml.open(root, embedder="off")
     corpus.index.rebuild(embed=False)
+    corpus.indexer.settle()  # the rebuild's WAL checkpoint (on a thread) is set-up, not apply
     # One op first: the op code's first use is a start-up cost, not a per-op one.
     corpus.apply(synth_ops(1, seed=9, offset=30_000_000))
     ops = synth_ops(n_ops, seed=2, offset=10_000_000)
