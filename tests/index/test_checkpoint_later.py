@@ -25,14 +25,11 @@ def _index_path(root: Path) -> Path:
     return root / ".memhtml" / "index.db"
 
 
-def test_a_big_batch_leaves_its_pages_in_the_wal_for_the_thread(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _hold_checkpoints(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Checkpoint threads record the database they were asked for and run nothing."""
     started: list[str] = []
 
     class Held:
-        """Records the checkpoint it was asked for and runs none."""
-
         def __init__(self, path: str) -> None:
             started.append(path)
 
@@ -40,6 +37,13 @@ def test_a_big_batch_leaves_its_pages_in_the_wal_for_the_thread(
             pass
 
     monkeypatch.setattr(db, "Checkpoint", Held)
+    return started
+
+
+def test_a_big_batch_leaves_its_pages_in_the_wal_for_the_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = _hold_checkpoints(monkeypatch)
     root = tmp_path / "memory"
     init_repo(root)
     with memhtml.open(root, embedder="off") as c:
@@ -91,20 +95,11 @@ def test_a_small_write_commits_as_before(tmp_path: Path, monkeypatch: pytest.Mon
 def test_a_big_rebuild_checkpoints_on_the_thread_and_a_small_one_inline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    started: list[str] = []
-
-    class Held:
-        def __init__(self, path: str) -> None:
-            started.append(path)
-
-        def join(self) -> None:
-            pass
-
     root = tmp_path / "memory"
     init_repo(root)
     with memhtml.open(root, embedder="off") as c:
         c.apply(_ops(3))
-        monkeypatch.setattr(db, "Checkpoint", Held)
+        started = _hold_checkpoints(monkeypatch)
         c.index.rebuild(embed=False)
         assert started == []  # a few files: checkpointed inside the COMMIT, as before
         c.apply(_ops(db.LATER_CHECKPOINT_FILES, start=3))
