@@ -28,7 +28,8 @@ import os
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
+    from collections.abc import Callable
+    from concurrent.futures import Future
 
     import numpy.typing as npt
 
@@ -103,35 +104,77 @@ def scan_parts() -> int:
     return max(1, min(cpus, 4))
 
 
-@functools.cache
-def _scan_pool(workers: int) -> ThreadPoolExecutor:
-    """The scan's helper threads, started on first use and kept (a race makes a spare)."""
-    from concurrent.futures import ThreadPoolExecutor
+class _ScanPool:
+    """Daemon threads that run a scan's parts: they hold nothing a process must wait for
+    at exit (the CLI ends without the interpreter's teardown when only daemons remain)."""
 
-    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="memhtml-scan")
+    def __init__(self, workers: int) -> None:
+        import queue
+        import threading
+
+        self._jobs: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
+        for i in range(workers):
+            threading.Thread(target=self._work, name=f"memhtml-scan-{i}", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            future, job = self._jobs.get()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(job())
+                except BaseException as exc:
+                    future.set_exception(exc)
+
+    def submit(self, job: Callable[[], Any]) -> Future[Any]:
+        from concurrent.futures import Future
+
+        future: Future[Any] = Future()
+        self._jobs.put((future, job))
+        return future
+
+
+@functools.cache
+def _blas_on_one_thread() -> bool:
+    """Whether OpenBLAS runs on one thread in this process (after `limit_blas_threads`)."""
+    limit_blas_threads()
+    return blas_threads() == 1
+
+
+@functools.cache
+def _scan_pool(workers: int) -> _ScanPool:
+    """The scan's helper threads, started on first use and kept (a race makes a spare)."""
+    return _ScanPool(workers)
 
 
 def split_matvec(matrix: npt.NDArray[Any], vector: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """``matrix @ vector``, its rows split over threads when the matrix is large.
 
     The scan is memory-bound, and one core cannot draw the memory bandwidth
-    two can: at 100k x 384 the product took 22 ms on one thread against 14-17
-    ms split in two, 2.2 against 0.7-1.0 ms at 10k (bench/split_scan.py). The
-    parts are our own threads, which block instead of spinning, so unlike
-    OpenBLAS's threads (above) they cost nothing while they wait for a core.
-    Parts start at multiples of 64 rows, so each row's dot product goes
-    through the same kernel path as in one product: the answer is
-    bit-identical (tests/embed/test_blas.py holds that).
+    two can: at 100k x 384 the product took 18.9 ms on one thread against 11.3
+    ms split in two, 1.07 against 0.75 ms at 10k (bench/split_scan.py). The
+    parts run on our own daemon threads (`_ScanPool`), which block instead of
+    spinning, so unlike OpenBLAS's threads (above) they cost nothing while
+    they wait for a core.
+    Parts start at multiples of 64 rows, so with OpenBLAS on one thread each
+    row's dot product goes through the same kernel path as in one product:
+    the answer is bit-identical (tests/embed/test_blas.py holds that). Where
+    OpenBLAS runs on several threads (the user's `OPENBLAS_NUM_THREADS`) it
+    splits the product itself, at its own boundaries, so the scan is not
+    split again (nor under a BLAS other than OpenBLAS, whose kernels were
+    not checked).
     """
     import numpy as np
 
     rows = int(matrix.shape[0])
     parts = min(scan_parts(), rows // SPLIT_MIN_ROWS)
-    if parts < 2:
+    if parts < 2 or not _blas_on_one_thread():
         return matrix @ vector
     step = _ALIGN * -(-rows // (parts * _ALIGN))  # rows per part, rounded up to _ALIGN
     bounds = [min(rows, i * step) for i in range(parts + 1)]
     pool = _scan_pool(scan_parts() - 1)
-    later = [pool.submit(np.matmul, matrix[a:b], vector) for a, b in itertools.pairwise(bounds[1:])]
+    later = [
+        pool.submit(functools.partial(np.matmul, matrix[a:b], vector))
+        for a, b in itertools.pairwise(bounds[1:])
+    ]
     first = matrix[: bounds[1]] @ vector
     return np.concatenate([first, *(f.result() for f in later)])

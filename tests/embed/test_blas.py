@@ -128,9 +128,37 @@ def test_a_large_scan_runs_on_more_than_one_thread(monkeypatch: pytest.MonkeyPat
     vector = np.ones(4, dtype=np.float32)
     assert np.array_equal(blas.split_matvec(matrix, vector), matrix @ vector)
     assert len(pooled) == 2 and all(name.startswith("memhtml-scan") for name, _ in pooled)
+    scan_threads = [t for t in threading.enumerate() if t.name.startswith("memhtml-scan")]
+    assert scan_threads and all(t.daemon for t in scan_threads)  # nothing to wait for at exit
     first = rows - sum(n for _, n in pooled)  # the caller's own part
     assert first > 0 and first % 64 == 0 and pooled[0][1] % 64 == 0
     pooled.clear()
     small = matrix[: blas.SPLIT_MIN_ROWS]
     assert np.array_equal(blas.split_matvec(small, vector), small @ vector)
     assert pooled == []  # one product, on the caller's thread
+
+
+def test_a_failing_part_raises_in_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from memhtml.embed import blas
+
+    monkeypatch.setattr(blas, "scan_parts", lambda: 2)
+    matrix = np.ones((2 * blas.SPLIT_MIN_ROWS, 4), dtype=np.float32)
+    with pytest.raises(ValueError):
+        blas.split_matvec(matrix, np.ones(5, dtype=np.float32))  # the dimensions disagree
+
+
+def test_with_openblas_on_several_threads_the_scan_is_not_split(tmp_path: Path) -> None:
+    # The user's OPENBLAS_NUM_THREADS splits the product at OpenBLAS's own boundaries;
+    # splitting it again would move the last bits, so one product it stays.
+    code = (
+        "import numpy as np; from memhtml.embed import blas\n"
+        "m = np.random.default_rng(0).standard_normal((11433, 384)).astype(np.float32)\n"
+        "v = np.random.default_rng(1).standard_normal(384).astype(np.float32)\n"
+        "same = np.array_equal(blas.split_matvec(m, v), m @ v)\n"
+        "print(blas.blas_threads(), same,"
+        " any(t.name.startswith('memhtml-scan') for t in __import__('threading').enumerate()))"
+    )
+    assert _run(code, tmp_path, "2") == ["2", "True", "False"]
+    assert _run(code, tmp_path, None) == ["1", "True", "True"]
