@@ -21,7 +21,7 @@ from bench.common import summary, timed, write_result
 def measure(rows: int, repeat: int) -> dict[str, Any]:
     import numpy as np
 
-    from memhtml.embed.blas import scan_parts, split_matvec
+    from memhtml.embed.blas import split_matvec, thread_budget
 
     rng = np.random.default_rng(rows)
     matrix = rng.standard_normal((rows, 384)).astype(np.float32)
@@ -37,7 +37,7 @@ def measure(rows: int, repeat: int) -> dict[str, Any]:
             raise SystemExit(f"split scan differs from one product at {rows} rows")
     row = {
         "rows": rows,
-        "parts": scan_parts(),
+        "parts": thread_budget(),
         "one_thread": summary(one),
         "split": summary(split),
         "load_avg": os.getloadavg()[0],

@@ -95,11 +95,16 @@ SPLIT_MIN_ROWS: Final = 4096
 _ALIGN: Final = 64
 
 
-def scan_parts() -> int:
-    """How many threads a large scan splits over: the CPUs this process may use, at most 4."""
+def thread_budget() -> int:
+    """Threads one numeric job may use: the CPUs this process may run on, at most 4.
+
+    Both the local model's intra-op threads (memhtml.embed.local) and a split
+    scan's parts use it: past four, neither the BERT-mini matmuls nor the
+    memory-bound scan gain, and more threads only take cores from the caller.
+    """
     try:
         cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
+    except (AttributeError, OSError):  # not on Linux
         cpus = os.cpu_count() or 1
     return max(1, min(cpus, 4))
 
@@ -152,9 +157,9 @@ def split_matvec(matrix: npt.NDArray[Any], vector: npt.NDArray[Any]) -> npt.NDAr
     The scan is memory-bound, and one core cannot draw the memory bandwidth
     two can: at 100k x 384 the product took 18.9 ms on one thread against 11.3
     ms split in two, 1.07 against 0.75 ms at 10k (bench/split_scan.py). The
-    parts run on our own daemon threads (`_ScanPool`), which block instead of
-    spinning, so unlike OpenBLAS's threads (above) they cost nothing while
-    they wait for a core.
+    parts (as many as `thread_budget` allows) run on our own daemon threads
+    (`_ScanPool`), which block instead of spinning, so unlike OpenBLAS's
+    threads (above) they cost nothing while they wait for a core.
     Parts start at multiples of 64 rows, so with OpenBLAS on one thread each
     row's dot product goes through the same kernel path as in one product:
     the answer is bit-identical (tests/embed/test_blas.py holds that). Where
@@ -165,13 +170,13 @@ def split_matvec(matrix: npt.NDArray[Any], vector: npt.NDArray[Any]) -> npt.NDAr
     """
     import numpy as np
 
-    rows = int(matrix.shape[0])
-    parts = min(scan_parts(), rows // SPLIT_MIN_ROWS)
+    rows, threads = int(matrix.shape[0]), thread_budget()
+    parts = min(threads, rows // SPLIT_MIN_ROWS)
     if parts < 2 or not _blas_on_one_thread():
         return matrix @ vector
     step = _ALIGN * -(-rows // (parts * _ALIGN))  # rows per part, rounded up to _ALIGN
     bounds = [min(rows, i * step) for i in range(parts + 1)]
-    pool = _scan_pool(scan_parts() - 1)
+    pool = _scan_pool(threads - 1)
     later = [
         pool.submit(functools.partial(np.matmul, matrix[a:b], vector))
         for a, b in itertools.pairwise(bounds[1:])

@@ -80,16 +80,14 @@ def default_tokenizer_path() -> Path | None:
 
 
 def default_threads() -> int:
-    """Intra-op threads: the CPUs this process may use, capped at 4.
+    """Intra-op threads: the CPUs this process may use, capped at 4 (`thread_budget`).
 
     On small machines every core helps a batch of 32; past four the BERT-mini
     matmuls stop scaling and only steal cores from the caller.
     """
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, 4))
+    from memhtml.embed.blas import thread_budget
+
+    return thread_budget()
 
 
 def _unavailable(message: str, path: Path | None = None) -> ModelUnavailableError:

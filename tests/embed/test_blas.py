@@ -121,7 +121,7 @@ def test_a_large_scan_runs_on_more_than_one_thread(monkeypatch: pytest.MonkeyPat
         pooled.append((threading.current_thread().name, len(a)))
         return real(a, b)
 
-    monkeypatch.setattr(blas, "scan_parts", lambda: 3)
+    monkeypatch.setattr(blas, "thread_budget", lambda: 3)
     monkeypatch.setattr(np, "matmul", spy)
     rows = 3 * blas.SPLIT_MIN_ROWS + 5
     matrix = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
@@ -143,7 +143,7 @@ def test_a_failing_part_raises_in_the_caller(monkeypatch: pytest.MonkeyPatch) ->
 
     from memhtml.embed import blas
 
-    monkeypatch.setattr(blas, "scan_parts", lambda: 2)
+    monkeypatch.setattr(blas, "thread_budget", lambda: 2)
     matrix = np.ones((2 * blas.SPLIT_MIN_ROWS, 4), dtype=np.float32)
     with pytest.raises(ValueError):
         blas.split_matvec(matrix, np.ones(5, dtype=np.float32))  # the dimensions disagree
