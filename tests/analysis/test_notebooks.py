@@ -30,21 +30,6 @@ def _run(name: str, *args: str, env: dict[str, str] | None = None) -> subprocess
     )
 
 
-def _gate_available() -> bool:
-    try:
-        import memhtml.eval.fixture
-        import memhtml.eval.gate  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_gate = pytest.mark.skipif(
-    not _gate_available(), reason="the discrimination gate (memhtml.eval.gate) is not there yet"
-)
-
-
-@needs_gate
 def test_rrf_tuning_on_the_fixture(tmp_path: Path) -> None:
     out = tmp_path / "tuning.json"
     proc = _run("rrf_tuning.py", env={"RRF_TUNING_OUT": str(out)})
@@ -87,7 +72,6 @@ def test_rrf_tuning_fails_loudly_on_a_missing_capture(tmp_path: Path) -> None:
     assert "FileNotFoundError" in proc.stderr
 
 
-@needs_gate
 def test_gate_inspection_runs_the_gate() -> None:
     proc = _run("gate_inspection.py")
     assert proc.returncode == 0, proc.stderr[-3000:]
