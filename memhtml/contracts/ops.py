@@ -202,6 +202,7 @@ class WriteOp(_Op):
         "task_status": _opt("task_status"),
         "due": _opt("due"),
         "author": _opt("author"),
+        "allow_secret": (("allow_secret",), _bool, False),
     }
     op: str
     title: str
@@ -224,6 +225,7 @@ class WriteOp(_Op):
     task_status: str | None
     due: str | None
     author: str | None
+    allow_secret: bool
 
     def check(self) -> None:
         """An explicit path must be a memory path outside archive/ (InvalidPathError)."""
@@ -251,6 +253,7 @@ class CorrectOp(_Op):
         "type": (("type", "memory_type"), _opt_type, None),
         "reason": _opt("reason"),
         "session_id": _opt("session_id"),
+        "allow_secret": (("allow_secret",), _bool, False),
     }
     op: str
     target_path: str
@@ -261,6 +264,7 @@ class CorrectOp(_Op):
     type: str | None
     reason: str | None
     session_id: str | None
+    allow_secret: bool
 
     def check(self) -> None:
         """The target must be a memory path (InvalidPathError)."""

@@ -246,7 +246,8 @@ class ArcSynthesis(ModelPhase):
             links=links,
         )
         try:
-            data, _doc = planner._render(new, f"arc {title!r}")
+            data, doc = planner._render(new, "arc")
+            planner.refuse_secrets(data, doc, None, "arc")
             path = existing or planner._free_path(f"{ARCS_DIR}/{slugify(title)}.html")
         except MemhtmlError:
             return None
