@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
 from memhtml.contracts.errors import InvalidOpError, InvalidPathError
-from memhtml.contracts.paths import is_archived_path, memory_path
+from memhtml.contracts.paths import is_archived_path, memory_path, refuse_generated_name
 from memhtml.contracts.vocab import EDGE_RELS, WRITABLE_MEMORY_TYPES, normalize_rel
 
 _MISSING: Final = object()
@@ -232,6 +232,7 @@ class WriteOp(_Op):
         if self.path is None:
             return
         path = _check_path("path", self.path)
+        refuse_generated_name(path)
         if is_archived_path(path):
             raise InvalidPathError(
                 f"path: {path}: new memories are not written into archive/",

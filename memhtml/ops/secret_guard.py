@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 
 
 def _fields(doc: MemoryDocument) -> Iterator[tuple[str, str]]:
+    # The narrow fields first: the body's text holds the facets' and citations' text too.
     yield "title", doc.title
     yield "claim", doc.gist
-    yield "body", doc.body_text
     for tag in doc.tags:
         yield "tag", tag
     for etype, name in doc.entities:
@@ -43,10 +43,11 @@ def _fields(doc: MemoryDocument) -> Iterator[tuple[str, str]]:
             yield "citation", citation.url
     for link in doc.links:
         yield "link", link.href
-    for text in (*doc.summaries, *doc.details_text, *doc.asides):
-        yield "body", text
     for name, value in doc.metas.items():
         yield name.removeprefix("memhtml-"), value
+    yield "body", doc.body_text
+    for text in (*doc.summaries, *doc.details_text, *doc.asides):
+        yield "body", text
     yield "article_html", doc.article_html
 
 

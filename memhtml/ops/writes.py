@@ -28,9 +28,10 @@ from memhtml.contracts.paths import (
     is_archived_path,
     live_path_of,
     memory_path,
+    memory_slug,
     path_to_href,
     placement_dir,
-    slugify,
+    refuse_generated_name,
     with_ordinal,
 )
 from memhtml.contracts.vocab import (
@@ -299,6 +300,7 @@ class Planner:
     def _choose_path(self, op: WriteOp) -> str:
         if op.path:
             path = memory_path(op.path)
+            refuse_generated_name(path)
             if is_archived_path(path):
                 raise InvalidPathError(f"{path}: new memories are not written into archive/")
             if self.view.exists(path) or path in self.vacated or self.ever_held(path):
@@ -310,7 +312,7 @@ class Planner:
                 return self._free_path(path)
             return path
         folder = _placement(op.type, op.workspace, tuple(op.tag))
-        return self._free_path(f"{folder}/{slugify(op.title)}.html")
+        return self._free_path(f"{folder}/{memory_slug(op.title)}.html")
 
     def refuse_secrets(
         self, data: bytes, doc: MemoryDocument, path: str | None, what: str, allow: bool = False
@@ -434,7 +436,7 @@ class Planner:
             valid_from=self.now,
         )
         folder = path.rsplit("/", 1)[0]
-        new_path = self._free_path(f"{folder}/{slugify(write_op.title)}.html", taken={path})
+        new_path = self._free_path(f"{folder}/{memory_slug(write_op.title)}.html", taken={path})
         archived_to = self._free_path(archive_path(path, self.year), new_identity=False)
         # The replacement keeps what the original asserted about other memories;
         # supersedence and session provenance belong to the version they were about.
