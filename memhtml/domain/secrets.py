@@ -29,15 +29,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from functools import cache
 from typing import Final, NamedTuple
 
 REDACTED_PREFIX: Final = "[redacted:"
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(NamedTuple):
     """One kind of secret.
 
     `triggers` are literals one of which a secret of this kind contains; the
@@ -206,24 +204,24 @@ _WINDOW_BEFORE: Final = 40  # characters before a nocase trigger its regex may s
 _WINDOW_AFTER: Final = 320  # and after it: the rest of a name, the operator, a value
 
 # Values that stand for a credential rather than being one: a placeholder, a reference, code.
-_PLACEHOLDER: Final = re.compile(
+_PLACEHOLDER: Final = (
     r"(?i)^(?:[<{$%@*.#\[]|x{3,}|none$|null$|nil$|true$|false$|undefined$|hidden$|required$"
     r"|env\b|os\.|process\.env|getenv)"
     r"|password|passwd|secret|example|changeme|dummy|placeholder|redacted|your[_-]"
 )
 # A name in code: snake_case without digits, or any dotted path, call or subscript.
-_VARIABLE: Final = re.compile(r"[a-z_]+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z_][\w.]*[\[(].*")
+_VARIABLE: Final = r"[a-z_]+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z_][\w.]*[\[(].*"
 
 
 def _literal(value: str, quoted: bool) -> bool:
     """A value that looks typed in: not a placeholder, and, unless quoted, not a name, an
     attribute path or a call (`password=hashed_password`, `token=request.form[...]`). A bare
     word or number is not a password either."""
-    if _PLACEHOLDER.search(value):
+    if re.search(_PLACEHOLDER, value):
         return False
     if value.isalpha() or value.isdigit():
         return False
-    if not quoted and _VARIABLE.fullmatch(value):
+    if not quoted and re.fullmatch(_VARIABLE, value):
         return False
     if quoted and re.fullmatch(r"[A-Za-z_]+", value):
         return False  # 'hashed_password' or "user_name": a word, quoted
