@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from memhtml.cli.spec import Command, Param
+from memhtml.cli.spec import ALLOW_SECRET, Command, Param
 from memhtml.contracts.vocab import TASK_STATUSES
 
 H = "memhtml.cli.handlers"
@@ -30,6 +30,7 @@ TASK_COMMANDS: Final[tuple[Command, ...]] = (
             Param("session_id", "provenance: agent session id"),
             Param("prompt_id", "provenance: prompt id"),
             Param("turn_uuid", "provenance: turn uuid"),
+            ALLOW_SECRET,
         ),
         errors=(
             "ERR_INVALID_FLAG",
@@ -38,6 +39,7 @@ TASK_COMMANDS: Final[tuple[Command, ...]] = (
             "ERR_PATH_NOT_FOUND",
             "ERR_WRITE_CONFLICT",
             "ERR_REPO_REQUIRED",
+            "ERR_SECRET_DETECTED",
         ),
         examples=(
             'memhtml task add --title "Rotate the API keys" --due 2026-03-01',

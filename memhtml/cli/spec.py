@@ -8,7 +8,7 @@ methods are generated with `exec`), a NamedTuple a fraction of that.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 ParamType = Literal["str", "int", "float", "bool"]
 
@@ -122,3 +122,14 @@ class Command(NamedTuple):
             "examples": list(self.examples),
             **({"details": self.details} if self.details else {}),
         }
+
+
+# The write doors refuse a memory holding a credential (ERR_SECRET_DETECTED) unless told;
+# write, correct and task add share this flag.
+ALLOW_SECRET: Final = Param(
+    "allow_secret",
+    "write it even though it holds what looks like a credential (an API key, a token,"
+    " a private key, a password)",
+    type="bool",
+    default=False,
+)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from memhtml.cli.spec import Command, Param
+from memhtml.cli.spec import ALLOW_SECRET, Command, Param
 from memhtml.contracts.vocab import EDGE_RELS, MEMORY_TYPES, PARA_BUCKETS
 
 H = "memhtml.cli.handlers"
@@ -195,6 +195,7 @@ COMMANDS: tuple[Command, ...] = (
             Param("session_id", "provenance: agent session id"),
             Param("prompt_id", "provenance: prompt id"),
             Param("turn_uuid", "provenance: turn uuid"),
+            ALLOW_SECRET,
         ),
         errors=(
             "ERR_INVALID_MEMORY",
@@ -202,6 +203,7 @@ COMMANDS: tuple[Command, ...] = (
             "ERR_WRITE_CONFLICT",
             "ERR_EMBED_MODEL_MISMATCH",
             "ERR_REPO_REQUIRED",
+            "ERR_SECRET_DETECTED",
         ),
         examples=(
             'memhtml write --title "WAL admits one writer" --type semantic '
@@ -225,6 +227,13 @@ COMMANDS: tuple[Command, ...] = (
                 default=False,
             ),
             *_WRITE_CHECKS,
+            Param(
+                "allow_secret",
+                "let every op write what looks like a credential (an op's own"
+                " allow_secret field does it for that op)",
+                type="bool",
+                default=False,
+            ),
         ),
         errors=(
             "ERR_INVALID_OP",
@@ -234,6 +243,7 @@ COMMANDS: tuple[Command, ...] = (
             "ERR_CONFLICT",
             "ERR_INVALID_FLAG",
             "ERR_REPO_REQUIRED",
+            "ERR_SECRET_DETECTED",
         ),
         examples=(
             "memhtml apply ops.jsonl",
@@ -299,8 +309,15 @@ COMMANDS: tuple[Command, ...] = (
             Param("type", "new type (default: the original's)", choices=MEMORY_TYPES),
             Param("reason", "why (recorded in the commit message)"),
             Param("session_id", "provenance: agent session id"),
+            ALLOW_SECRET,
         ),
-        errors=("ERR_PATH_NOT_FOUND", "ERR_INVALID_MEMORY", "ERR_DIRTY_TREE", "ERR_WRITE_CONFLICT"),
+        errors=(
+            "ERR_PATH_NOT_FOUND",
+            "ERR_INVALID_MEMORY",
+            "ERR_DIRTY_TREE",
+            "ERR_WRITE_CONFLICT",
+            "ERR_SECRET_DETECTED",
+        ),
     ),
     Command(
         "archive",

@@ -301,3 +301,16 @@ class ScriptNotFoundError(PathNotFoundError):
     """`exec --file` names no readable file: a usage error (exit 2), as in the original."""
 
     exit_code = 2
+
+
+class SecretFoundError(MemhtmlError):
+    """A memory would hold a credential (an API key, a token, a private key, a password).
+
+    `details` names the field (title, claim, body, tag, entity, facet, link,
+    path, ...) and the kind of secret (a rule id of memhtml.domain.secrets),
+    never the secret itself. The caller may insist with `--allow-secret`
+    (MCP and ops: `allow_secret`).
+    """
+
+    code = "ERR_SECRET_DETECTED"
+    summary = "a memory would hold a credential (remove it, or pass --allow-secret)"

@@ -56,6 +56,7 @@ class WriteOp(BaseModel):
     task_status: str | None = None
     due: str | None = None
     author: str | None = None
+    allow_secret: bool = False
 
     @field_validator("type")
     @classmethod
@@ -85,6 +86,7 @@ class CorrectOp(BaseModel):
     type: str | None = Field(default=None, validation_alias=AliasChoices("type", "memory_type"))
     reason: str | None = None
     session_id: str | None = None
+    allow_secret: bool = False
 
     @field_validator("body", mode="before")
     @classmethod

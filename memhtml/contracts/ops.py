@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
 from memhtml.contracts.errors import InvalidOpError, InvalidPathError
-from memhtml.contracts.paths import is_archived_path, memory_path
+from memhtml.contracts.paths import is_archived_path, memory_path, refuse_generated_name
 from memhtml.contracts.vocab import EDGE_RELS, WRITABLE_MEMORY_TYPES, normalize_rel
 
 _MISSING: Final = object()
@@ -202,6 +202,7 @@ class WriteOp(_Op):
         "task_status": _opt("task_status"),
         "due": _opt("due"),
         "author": _opt("author"),
+        "allow_secret": (("allow_secret",), _bool, False),
     }
     op: str
     title: str
@@ -224,12 +225,14 @@ class WriteOp(_Op):
     task_status: str | None
     due: str | None
     author: str | None
+    allow_secret: bool
 
     def check(self) -> None:
         """An explicit path must be a memory path outside archive/ (InvalidPathError)."""
         if self.path is None:
             return
         path = _check_path("path", self.path)
+        refuse_generated_name(path)
         if is_archived_path(path):
             raise InvalidPathError(
                 f"path: {path}: new memories are not written into archive/",
@@ -251,6 +254,7 @@ class CorrectOp(_Op):
         "type": (("type", "memory_type"), _opt_type, None),
         "reason": _opt("reason"),
         "session_id": _opt("session_id"),
+        "allow_secret": (("allow_secret",), _bool, False),
     }
     op: str
     target_path: str
@@ -261,6 +265,7 @@ class CorrectOp(_Op):
     type: str | None
     reason: str | None
     session_id: str | None
+    allow_secret: bool
 
     def check(self) -> None:
         """The target must be a memory path (InvalidPathError)."""

@@ -75,6 +75,35 @@ def slugify(text: str, max_len: int = SLUG_MAX) -> str:
     return slug or SLUG_FALLBACK
 
 
+def memory_slug(text: str, max_len: int = SLUG_MAX) -> str:
+    """The slug a memory's file is named by: `slugify`, but never a name publish generates.
+
+    `index` would name `index.html`, a listing publish owns: the index never
+    reads it and publish overwrites it. Such a slug gets `-memory` appended.
+    """
+    slug = slugify(text, max_len)
+    if f"{slug}.html" in GENERATED_NAMES:
+        slug = f"{slug}-memory"
+    return slug
+
+
+def refuse_generated_name(path: str, field: str = "path") -> None:
+    """InvalidPathError when a new memory's path names a file publish generates, in any case
+    (`Index.html` is `index.html` on a case-insensitive disk)."""
+    name = path.rsplit("/", 1)[-1]
+    if name.lower() in GENERATED_NAMES:
+        raise InvalidPathError(
+            f"{field}: {path}: {name} is a name publish generates"
+            f" ({', '.join(sorted(GENERATED_NAMES))}); the index never reads such a file"
+            " and publish overwrites it. Choose another name",
+            suggestions=[
+                f"{path.rsplit('/', 1)[0] + '/' if '/' in path else ''}"
+                f"{name.rsplit('.', 1)[0].lower()}-memory.html"
+            ],
+            details={"field": field, "reason": "generated_name"},
+        )
+
+
 def _refuse(path: object, why: str) -> InvalidPathError:
     shown = repr(path)
     if len(shown) > _REPR_MAX:  # never echo a megabyte of path back
@@ -190,7 +219,7 @@ def memory_path(path: str) -> str:
     if not segments[-1].endswith(".html") or segments[-1] == ".html":
         raise _refuse(path, "must end in .html")
     if segments[-1] in GENERATED_NAMES:
-        raise _refuse(path, "index.html is a generated listing, not a memory")
+        raise _refuse(path, f"{segments[-1]} is a listing publish generates, not a memory")
     if segments[0] == "archive":
         if len(segments) < 4 or not _YEAR.match(segments[1]) or segments[2] == "archive":
             raise _refuse(path, "archive paths are archive/<YYYY>/<original-path>")
@@ -330,4 +359,4 @@ def placement_for(
     tags: Sequence[str] = (),
 ) -> str:
     """The first-choice path for a new memory (collisions are resolved by the store)."""
-    return f"{placement_dir(memory_type, workspace=workspace, tags=tags)}/{slugify(title)}.html"
+    return f"{placement_dir(memory_type, workspace=workspace, tags=tags)}/{memory_slug(title)}.html"

@@ -46,8 +46,10 @@ INBOX_DIR: Final = "areas/inbox"
 ARCS_DIR: Final = "areas/arcs"
 PEOPLE_DIR: Final = "resources/people"
 TASKS_SUBDIR: Final = "tasks"
-# Generated listings are never memories, wherever they sit.
-GENERATED_NAMES: Final[frozenset[str]] = frozenset({"index.html", "sitemap.xml"})
+# The files `publish` generates (memhtml.html.listing: a listing per folder, the sitemap,
+# the stylesheet) are never memories, wherever they sit; no title is ever slugged to one,
+# and a new memory's hand-given path may not name one in any case.
+GENERATED_NAMES: Final[frozenset[str]] = frozenset({"index.html", "sitemap.xml", "memhtml.css"})
 
 # Edge classes and the rels each admits (underscore names; in a file the rel
 # token is hyphenated and prefixed: rel="memhtml-caused-by").

@@ -244,6 +244,7 @@ class ModelCaller:
         self._sleep = sleep
         self.answered = 0
         self.refused = 0
+        self.redacted = 0  # secrets taken out of prompts before they were sent
 
     @property
     def model_id(self) -> str:
@@ -260,7 +261,19 @@ class ModelCaller:
         tool_description: str,
         label: str = "llm",
     ) -> Answer[T] | BudgetExhausted | Refused:
-        """Ask the model; an :class:`Answer`, or why not (never raises the typed errors)."""
+        """Ask the model; an :class:`Answer`, or why not (never raises the typed errors).
+
+        The prompt and the system text are redacted first: this is the one door every
+        model call passes, so a credential in a memory or a transcript never reaches a
+        model, whatever the phase put in the prompt (memhtml.domain.secrets).
+        """
+        from memhtml.domain.secrets import redact_count
+
+        prompt, hidden = redact_count(prompt)
+        system, hidden_system = redact_count(system)
+        if hidden or hidden_system:
+            self.redacted += hidden + hidden_system
+            log.info("sleep.llm %s: %d secret(s) redacted from the prompt", label, hidden)
         last: ModelUnavailableError | LlmContractViolationError | None = None
         attempts = 0
         for attempt in range(self.retries + 1):

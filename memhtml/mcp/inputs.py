@@ -130,6 +130,8 @@ _D = {
     "include_archived": "Include archived memories (default false).",
     "entity": "Restrict to an entity: a name, or type:name (case-folded).",
     "facets": "Facet filters: an object {name: value} or a list of 'name=value' strings.",
+    "allow_secret": "Write it even though it holds what looks like a credential (an API key,"
+    " a token, a private key, a password); without it such a memory is ERR_SECRET_DETECTED.",
 }
 
 
@@ -166,6 +168,7 @@ class WriteInput(BaseModel):
     session_id: str | None = Field(None, description=_D["session_id"])
     prompt_id: str | None = Field(None, description=_D["prompt_id"])
     turn_uuid: str | None = Field(None, description=_D["turn_uuid"])
+    allow_secret: bool | None = Field(None, description=_D["allow_secret"])
 
 
 class WriteBatchInput(BaseModel):
@@ -212,6 +215,11 @@ class WriteBatchInput(BaseModel):
     )
     prompt_id: str | None = Field(None, description="Batch provenance (see session_id).")
     turn_uuid: str | None = Field(None, description="Batch provenance (see session_id).")
+    allow_secret: bool | None = Field(
+        None,
+        description="Let every write and correct op store what looks like a credential (an"
+        " op's own allow_secret field does it for that op).",
+    )
 
 
 class ReadInput(BaseModel):
@@ -284,6 +292,7 @@ class CorrectInput(BaseModel):
         None, description="New type (default: the original's) (ours)."
     )
     session_id: str | None = Field(None, description=_D["session_id"])
+    allow_secret: bool | None = Field(None, description=_D["allow_secret"])
 
 
 class LinkInput(BaseModel):
@@ -402,6 +411,7 @@ class TaskAddInput(BaseModel):
     session_id: str | None = Field(None, description=_D["session_id"])
     prompt_id: str | None = Field(None, description=_D["prompt_id"])
     turn_uuid: str | None = Field(None, description=_D["turn_uuid"])
+    allow_secret: bool | None = Field(None, description=_D["allow_secret"])
 
 
 class TaskStatusInput(BaseModel):

@@ -90,6 +90,7 @@ def memory_write(get: GetCorpus, p: WriteInput) -> dict[str, Any]:
         "session_id",
         "prompt_id",
         "turn_uuid",
+        "allow_secret",
     )
     if p.tags is not None:
         metas["tag"] = p.tags
@@ -122,6 +123,8 @@ def memory_write_batch(get: GetCorpus, p: WriteBatchInput) -> dict[str, Any]:
         for key in inherit:
             if op.get(key) is None and key in batch:
                 op[key] = batch[key]
+        if p.allow_secret and kind in ("write", "correct"):
+            op["allow_secret"] = True
         ops.append(op)
     outcome = get().apply(ops, continue_on_error=bool(p.continue_on_error), checks=checks)
     data = outcome.to_data()
@@ -172,7 +175,9 @@ def memory_recall(get: GetCorpus, p: RecallInput) -> dict[str, Any]:
 
 def memory_correct(get: GetCorpus, p: CorrectInput) -> dict[str, Any]:
     """Replace a memory and archive the original, one commit."""
-    fields = _given(p, "title", "reason", "body", "article_html", "claim", "session_id")
+    fields = _given(
+        p, "title", "reason", "body", "article_html", "claim", "session_id", "allow_secret"
+    )
     if p.memory_type is not None:
         fields["type"] = p.memory_type
     return success("memory.corrected", get().correct(p.target_path, **fields))
@@ -291,6 +296,7 @@ def task_add(get: GetCorpus, p: TaskAddInput) -> dict[str, Any]:
         "session_id",
         "prompt_id",
         "turn_uuid",
+        "allow_secret",
     )
     fields |= {"tag": p.tags or [], "entity": p.entities or [], "blocks": p.blocks or []}
     return success("task.written", get().task_add(p.title, **fields))

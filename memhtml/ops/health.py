@@ -144,8 +144,10 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
     stale_lock = stale_git_lock(root)
     interrupted = interrupted_batch(root)
     reuse = path_reuse(corpus.git, PREFIXES)
+    unseen = unseen_files(root)
     healthy = (
-        not unparseable
+        not unseen
+        and not unparseable
         and not dangling
         and not orphans
         and not warnings
@@ -182,11 +184,61 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
         "configured_embed_model": vs["configured_model"],
         "embed_model_matches": vs["model"] is None or vs["matches"],
         "vector_coverage": coverage,
+        "unseen": unseen,
         "skipped_by_index": [
             {"path": p, "reason": r}
             for p, r in conn.execute("SELECT path, reason FROM skipped_files ORDER BY path")
         ],
     }
+
+
+def _why_unseen(root: Path, rel: str) -> str | None:
+    """Why the index never reads this memory-looking file, in words; None for a publish
+    listing (publish's own `index.html`, which is not a memory and is meant to be skipped)."""
+    from memhtml.contracts.errors import InvalidPathError
+    from memhtml.contracts.paths import memory_path
+    from memhtml.contracts.vocab import GENERATED_NAMES
+    from memhtml.html.listing import GENERATOR
+
+    name = rel.rsplit("/", 1)[-1]
+    if name.lower() in GENERATED_NAMES:
+        try:
+            head = (root / rel).read_bytes()[:4096]
+        except OSError:
+            head = b""
+        if name == "index.html" and f'content="{GENERATOR}"'.encode() in head:
+            return None
+        return (
+            f"{name} is a name publish generates: the index never reads it, search, list and"
+            " read never show it, and publish overwrites it. Rename it to another .html name"
+            " (git mv) to make it a memory"
+        )
+    if not name.endswith(".html"):
+        return "a memory's name ends in lowercase .html; rename it (git mv) to be read"
+    try:
+        memory_path(rel)
+    except InvalidPathError as exc:
+        return exc.message
+    return "the index does not read this path"
+
+
+def unseen_files(root: Path) -> list[dict[str, str]]:
+    """Memory-looking files (.html, .htm) in the memory folders the index never reads, and why."""
+    out: list[dict[str, str]] = []
+    for prefix in PREFIXES:
+        base = root / prefix
+        if not base.is_dir():
+            continue
+        for f in base.rglob("*"):
+            if not f.name.lower().endswith((".html", ".htm")) or not f.is_file():
+                continue
+            rel = f.relative_to(root).as_posix()
+            if indexable(rel):
+                continue
+            why = _why_unseen(root, rel)
+            if why is not None:
+                out.append({"path": rel, "reason": why})
+    return sorted(out, key=lambda u: u["path"])
 
 
 def _tree_memory_paths(root: Path) -> list[str]:

@@ -52,11 +52,14 @@ def site_inputs(conn: sqlite3.Connection) -> tuple[list[ListedMemory], list[List
     links: dict[str, list[tuple[str, str]]] = {}
     for src, rel, dst in conn.execute(_LINKS_SQL):
         links.setdefault(str(src), []).append((str(rel), str(dst)))
+    from memhtml.domain.secrets import redact
+
+    # A memory stored with --allow-secret keeps its text; the site's listings never show it.
     memories = [
         ListedMemory(
             path=path,
-            title=title,
-            gist=gist,
+            title=redact(title),
+            gist=redact(gist),
             memory_type=mtype,
             status=status,
             updated_at=updated,

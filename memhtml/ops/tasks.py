@@ -66,6 +66,7 @@ def task_add(
     session_id: str | None = None,
     prompt_id: str | None = None,
     turn_uuid: str | None = None,
+    allow_secret: bool = False,
 ) -> dict[str, Any]:
     """Write one task and its task links (`blocks`, `subtask_of`) as one commit.
 
@@ -96,6 +97,7 @@ def task_add(
         session_id=session_id,
         prompt_id=prompt_id,
         turn_uuid=turn_uuid,
+        allow_secret=allow_secret,
     )
 
     def plan(planner: Planner) -> dict[str, Any]:

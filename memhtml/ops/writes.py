@@ -28,9 +28,10 @@ from memhtml.contracts.paths import (
     is_archived_path,
     live_path_of,
     memory_path,
+    memory_slug,
     path_to_href,
     placement_dir,
-    slugify,
+    refuse_generated_name,
     with_ordinal,
 )
 from memhtml.contracts.vocab import (
@@ -214,6 +215,8 @@ class Planner:
     batch_links: list[tuple[str, str, str]] = field(default_factory=list)
     # Renders started ahead (render_ahead): id(op) -> (the op, its chunk's result, position).
     ahead: dict[int, tuple[WriteOp, Callable[[], list[Any]], int]] = field(default_factory=dict)
+    # Memories refused for holding a credential (sleep counts them per phase).
+    secrets_refused: int = 0
 
     # -- helpers ---------------------------------------------------------------
     def _doc(self, path: str) -> MemoryDocument:
@@ -297,6 +300,7 @@ class Planner:
     def _choose_path(self, op: WriteOp) -> str:
         if op.path:
             path = memory_path(op.path)
+            refuse_generated_name(path)
             if is_archived_path(path):
                 raise InvalidPathError(f"{path}: new memories are not written into archive/")
             if self.view.exists(path) or path in self.vacated or self.ever_held(path):
@@ -308,11 +312,25 @@ class Planner:
                 return self._free_path(path)
             return path
         folder = _placement(op.type, op.workspace, tuple(op.tag))
-        return self._free_path(f"{folder}/{slugify(op.title)}.html")
+        return self._free_path(f"{folder}/{memory_slug(op.title)}.html")
+
+    def refuse_secrets(
+        self, data: bytes, doc: MemoryDocument, path: str | None, what: str, allow: bool = False
+    ) -> None:
+        """SecretFoundError when a memory about to be staged holds a credential (unless `allow`)."""
+        from memhtml.contracts.errors import SecretFoundError
+        from memhtml.ops.secret_guard import refuse_secrets
+
+        try:
+            refuse_secrets(data, doc, path, what=what, allow=allow)
+        except SecretFoundError:
+            self.secrets_refused += 1
+            raise
 
     def write(self, op: WriteOp) -> dict[str, Any]:
         """Plan one write; a duplicate of an active memory is `deduped` and writes nothing."""
         data, doc = self._rendered_write(op)
+        self.refuse_secrets(data, doc, op.path, "write", op.allow_secret)
         if op.type != "task":
             holder = self._duplicate_of(doc.content_hash)
             if holder is not None:
@@ -418,7 +436,7 @@ class Planner:
             valid_from=self.now,
         )
         folder = path.rsplit("/", 1)[0]
-        new_path = self._free_path(f"{folder}/{slugify(write_op.title)}.html", taken={path})
+        new_path = self._free_path(f"{folder}/{memory_slug(write_op.title)}.html", taken={path})
         archived_to = self._free_path(archive_path(path, self.year), new_identity=False)
         # The replacement keeps what the original asserted about other memories;
         # supersedence and session provenance belong to the version they were about.
@@ -431,6 +449,7 @@ class Planner:
             write_op, extra_links=(("supersedes", archived_to), *dict.fromkeys(carried))
         )
         data, doc = self._render(new, f"correction of {path}")
+        self.refuse_secrets(data, doc, None, f"correction of {path}", op.allow_secret)
         if doc.content_hash == original.content_hash:
             raise InvalidMemoryError(
                 f"the correction of {path} says exactly what it says now",

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from memhtml.domain.secrets import redact
 from memhtml.sleep import runs
 from memhtml.sleep.phase import Part, PhaseOutcome, Touched
 from memhtml.store.git import commit_subject
@@ -33,6 +34,9 @@ def commit_message(run_id: str, name: str, outcome: PhaseOutcome, files: int) ->
         lines += [f"  {seg.rstrip()}" if seg.strip() else "" for seg in body]
         lines.append("")
     counts = json.dumps(outcome.counts, sort_keys=True, separators=(",", ":"))
+    # The subject and body quote what phases read (claims, session evidence): a credential
+    # among them never reaches the history (memhtml.domain.secrets).
+    lines = [redact(line) for line in lines]
     lines += [
         f"{runs.RUN_TRAILER}: {run_id}",
         f"{runs.PHASE_TRAILER}: {name}",

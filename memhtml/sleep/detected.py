@@ -62,7 +62,7 @@ MINTED_COUNT: Final = "tasks_minted"  # the count every detecting phase reports
 _KEY_OF_FILE: Final = re.compile(r"^(det-[0-9a-f]{12})-")
 _STEM_MAX: Final = 80 - len(DETECTION_PREFIX) - DIGEST_CHARS - 1
 
-Outcome = Literal["minted", "refreshed", "capped", "unverified", "framed", "dismissed"]
+Outcome = Literal["minted", "refreshed", "capped", "unverified", "framed", "dismissed", "secret"]
 
 
 def _norm(text: str) -> str:
@@ -227,7 +227,7 @@ class Detections:
         key = f.key
         self.live.add(key)
         outcome = self._decide(f, key)
-        self.counts[f"tasks_{outcome}"] += 1
+        self.counts[f"tasks_{outcome}"] = self.counts.get(f"tasks_{outcome}", 0) + 1
         return outcome
 
     def _decide(self, f: Finding, key: str) -> Outcome:
@@ -251,7 +251,12 @@ class Detections:
             return "capped"
         path = task_path(key, f.title)
         if not ctx.dry_run:
-            path = self._write(f, path)
+            from memhtml.contracts.errors import SecretFoundError
+
+            try:
+                path = self._write(f, path)
+            except SecretFoundError:  # a finding quoting a credential is skipped, counted
+                return "secret"
             self.touched.append(Touched(path, "created"))
         self.lines.append(f"open {path}: {f.claim}")
         self._open[key] = path

@@ -194,6 +194,9 @@ class Night:
                 if name == "preflight":
                     outcome.counts = {**self.prepared, **outcome.counts}
                 counts = outcome_counts(outcome)  # a phase's malformed outcome is its failure
+                if ctx.planner.secrets_refused:
+                    # Outputs that would have held a credential were skipped, not written.
+                    counts["secrets_skipped"] = ctx.planner.secrets_refused
                 outcome.counts = counts
                 if outcome.status == "ok" and not self.dry_run:
                     marks = [ledger.check_mark(m, name) for m in outcome.marks]

@@ -12,6 +12,13 @@ string with a value (tested with hypothesis).
 Text is capped when stored (`TEXT_LIMIT`, `TOOL_TEXT_LIMIT`); `text_chars`
 keeps the full length, so a reader that needs every character (verifying a
 quote) re-reads the line from the transcript by its byte offset.
+
+Every text this module answers is redacted (memhtml.domain.secrets): an API
+key, a token, a private-key block or a password in a transcript is replaced
+by `[redacted:<rule>]` before it reaches the plane, a search or a prompt. A
+capped text is redacted with a margin past the cap, so a secret the cap
+would cut is still recognised whole; `line_text` redacts the whole text, so
+a capped text is still its prefix.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from memhtml.contracts.dates import normalize_datetime
+from memhtml.domain.secrets import redact
 
 # The kinds the original reads (SURFACES-FACTS 1.3) plus `summary`, which we keep as a turn.
 TURN_KINDS: Final = frozenset({"user", "assistant", "system", "attachment"})
@@ -51,6 +59,9 @@ TEXT_LIMIT: Final = 20_000  # characters of a user, assistant, system or summary
 TOOL_TEXT_LIMIT: Final = 2_000  # of a tool call, a tool result or an attachment
 RAW_LIMIT: Final = 2_000  # of an unknown record kind's JSON
 DETAIL_LIMIT: Final = 200  # of a problem's detail
+# Characters past a cap that are redacted with the kept text: more than the longest secret a
+# rule bounds (a private-key block is redacted to the end of what was kept).
+REDACT_MARGIN: Final = 512
 SYNTHETIC_MODEL: Final = "<synthetic>"
 # The format's own spelling (UTC, milliseconds), range-checked by the pattern alone.
 _INSTANT_MS: Final = re.compile(
@@ -122,6 +133,12 @@ def _str(value: Any) -> str | None:
     return clean_text(value) if isinstance(value, str) and value else None
 
 
+def _told(value: Any) -> str | None:
+    """`_str` for a field that carries what someone wrote (a title, a folder): redacted."""
+    text = _str(value)
+    return redact(text) if text is not None else None
+
+
 def clean_text(text: str) -> str:
     """`text` with lone surrogates (valid JSON escapes, invalid UTF-8) replaced."""
     if text.isascii():
@@ -134,8 +151,11 @@ def clean_text(text: str) -> str:
 
 
 def _capped(text: str, limit: int) -> tuple[str, int]:
+    """The redacted text cut to `limit`, and the full text's length."""
     text = clean_text(text)
-    return (text if len(text) <= limit else text[:limit]), len(text)
+    if len(text) <= limit:
+        return redact(text), len(text)
+    return redact(text[: limit + REDACT_MARGIN])[:limit], len(text)
 
 
 def canonical_timestamp(value: Any) -> str | None:
@@ -236,7 +256,7 @@ def _facts(record: dict[str, Any]) -> FileFacts | None:
     title = record.get("aiTitle") if record.get("type") == "ai-title" else None
     if not (cwd or branch or entry or version or title):
         return None
-    return FileFacts(_str(cwd), _str(branch), _str(entry), _str(version), _str(title))
+    return FileFacts(_told(cwd), _told(branch), _str(entry), _str(version), _told(title))
 
 
 def decode(line: bytes) -> dict[str, Any] | str:
@@ -304,7 +324,9 @@ def _fold_record(
         return turn, None
     if kind not in TURN_KINDS:
         raw, _ = _capped(_compact(record), RAW_LIMIT)
-        return Turn(line_no, byte_at, clean_text(kind)[:100], "raw", timestamp=stamp, raw=raw), None
+        return Turn(
+            line_no, byte_at, redact(clean_text(kind)[:100]), "raw", timestamp=stamp, raw=raw
+        ), None
     role, full, extras = _content(kind, record)
     limit = TEXT_LIMIT if role in ("user", "assistant", "system", "thinking") else TOOL_TEXT_LIMIT
     text, chars = _capped(full, limit)
@@ -338,9 +360,9 @@ def line_text(line: bytes) -> str | None:
     kind = decoded["type"]
     try:
         if kind == "summary":
-            return _str(decoded.get("summary")) or ""
+            return redact(_str(decoded.get("summary")) or "")
         if kind in TURN_KINDS:
-            return clean_text(_content(kind, decoded)[1])
+            return redact(clean_text(_content(kind, decoded)[1]))
     except RecursionError:
         return None
     return None

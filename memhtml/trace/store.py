@@ -140,6 +140,10 @@ _FILE_COLUMNS: Final = tuple(FileRow.__dataclass_fields__)
 _FILE_UPDATE: Final = ", ".join(f"{c} = excluded.{c}" for c in _FILE_COLUMNS[1:])
 
 
+# The first migration of a plane whose text is redacted: an older plane is discarded whole.
+REDACTED_FROM: Final = "T0002_redacted.sql"
+
+
 def _migration_files() -> list[Path]:
     return sorted((migrations_dir() / "trace").glob("*.sql"), key=lambda p: p.name)
 
@@ -156,6 +160,8 @@ def _foreign(conn: sqlite3.Connection) -> str | None:
     ours = [p.name for p in _migration_files()]
     if applied != ours[: len(applied)]:
         return "its migrations are not this build's (another or a newer memhtml)"
+    if applied and REDACTED_FROM not in applied:
+        return "it was built before transcript text was redacted (it may hold credentials)"
     return None
 
 

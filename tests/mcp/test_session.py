@@ -86,6 +86,7 @@ OUR_TOOLS: dict[str, tuple[set[str], set[str]]] = {
             "session_id",
             "prompt_id",
             "turn_uuid",
+            "allow_secret",
         },
     ),
     "task_status": ({"path", "status"}, set()),
@@ -93,14 +94,29 @@ OUR_TOOLS: dict[str, tuple[set[str], set[str]]] = {
     "exec": ({"script"}, {"sha", "timeout_ms", "memory_mb"}),
 }
 OURS: dict[str, set[str]] = {
-    "memory_write": {"claim", "event_at"},
+    "memory_write": {"claim", "event_at", "allow_secret"},
     "memory_search": {"explain"},
     "memory_recall": {"memory_types", "tags", "entity", "include_archived", "as_of"},
-    "memory_correct": {"claim", "memory_type"},
+    "memory_correct": {"claim", "memory_type", "allow_secret"},
     "memory_list": {"include_archived"},
     "trace_search": {"session_id"},
-    "memory_write_batch": {"strict"},
+    "memory_write_batch": {"strict", "allow_secret"},
 }
+
+
+def test_memory_write_refuses_a_secret_unless_allowed(client: Any) -> None:
+    from memhtml.eval.secret_samples import tokens
+
+    tok = tokens()["github-pat"]
+    write = {"title": "Bot token", "memory_type": "semantic", "claim": f"Push with {tok} now."}
+    refused = client.call("memory_write", write)
+    assert refused["ok"] is False and refused["code"] == "ERR_SECRET_DETECTED", refused
+    assert refused["details"] == {"field": "claim", "kind": "github-pat"}
+    assert tok not in str(refused)
+    batch = client.call("memory_write_batch", {"ops": [write]})
+    assert batch["ok"] is False and batch["code"] == "ERR_SECRET_DETECTED", batch
+    landed = client.call("memory_write", {**write, "allow_secret": True})
+    assert landed["ok"], landed
 
 
 @pytest.fixture(scope="module")

@@ -19,11 +19,11 @@ def test_a_new_plane_is_migrated_and_ignored_by_git(tmp_path: Path) -> None:
         tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master")}
         assert {"traces", "turns", "turns_fts", "sessions", "trace_problems"} <= tables
         ledger = [r[0] for r in store.conn.execute("SELECT name FROM schema_migrations")]
-        assert ledger == ["T0001_traces.sql"]
+        assert ledger == ["T0001_traces.sql", "T0002_redacted.sql"]
         assert store.reset is None
     assert (path.parent / ".gitignore").read_text().splitlines()[-1] == "*"
     with TraceStore.open(path) as again:  # re-opening applies nothing twice
-        assert again.conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 1
+        assert again.conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 2
 
 
 def test_a_foreign_or_newer_file_is_replaced(tmp_path: Path) -> None:

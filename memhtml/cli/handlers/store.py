@@ -64,6 +64,7 @@ def apply(
     detect_near_duplicates: bool = False,
     consolidate: str | None = None,
     strict: bool = False,
+    allow_secret: bool = False,
 ) -> dict[str, Any]:
     """Apply a JSONL op stream as one commit (the file positionally, as --file, or - for stdin)."""
     from memhtml.ops.batch import parse_jsonl_lines
@@ -83,6 +84,10 @@ def apply(
         )
     source = file or file_option or "-"
     ops, lines = parse_jsonl_lines(_read_ops(source))
+    if allow_secret:
+        for op in ops:
+            if hasattr(op, "allow_secret"):
+                op.allow_secret = True
     outcome = inv.corpus().run_ops(ops, continue_on_error=continue_on_error, checks=checks)
     for result in outcome.results:
         result["line"] = lines[result["index"]]

@@ -221,7 +221,7 @@ class ArcSynthesis(ModelPhase):
     @staticmethod
     def _write(ctx: SleepContext, content: Any, existing: str | None, planned: str) -> str | None:
         from memhtml.contracts.errors import MemhtmlError
-        from memhtml.contracts.paths import slugify
+        from memhtml.contracts.paths import memory_slug
 
         title = clean_title(content.title) or clean_title(planned)
         claim = collapse(content.claim)
@@ -246,8 +246,9 @@ class ArcSynthesis(ModelPhase):
             links=links,
         )
         try:
-            data, _doc = planner._render(new, f"arc {title!r}")
-            path = existing or planner._free_path(f"{ARCS_DIR}/{slugify(title)}.html")
+            data, doc = planner._render(new, "arc")
+            planner.refuse_secrets(data, doc, None, "arc")
+            path = existing or planner._free_path(f"{ARCS_DIR}/{memory_slug(title)}.html")
         except MemhtmlError:
             return None
         ctx.view.write(path, data)

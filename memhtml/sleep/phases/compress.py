@@ -330,7 +330,7 @@ class Compress(ModelPhase):
     ) -> str | None:
         from memhtml.contracts.errors import MemhtmlError
         from memhtml.contracts.ops import WriteOp
-        from memhtml.contracts.paths import slugify
+        from memhtml.contracts.paths import memory_slug
 
         folder = _folder(paths)
         try:
@@ -340,7 +340,7 @@ class Compress(ModelPhase):
                 claim=claim,
                 body=paragraphs,
                 author=AUTHOR,
-                path=f"{folder}/{slugify(title)}.html",
+                path=f"{folder}/{memory_slug(title)}.html",
             )
             written = ctx.planner.write(op)
         except (MemhtmlError, ValueError):

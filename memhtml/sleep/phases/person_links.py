@@ -26,7 +26,7 @@ from typing import Final
 
 from memhtml.contracts.errors import MemhtmlError
 from memhtml.contracts.ops import LinkOp, WriteOp
-from memhtml.contracts.paths import slugify
+from memhtml.contracts.paths import memory_slug
 from memhtml.contracts.vocab import PEOPLE_DIR
 from memhtml.domain.entities import clean_name, name_key
 from memhtml.sleep.phase import PhaseOutcome, SleepContext, Touched
@@ -106,7 +106,7 @@ class PersonLinks(BasePhase):
             record = records.get(key)
             if record is None:
                 counts["created"] += 1
-                record = f"{PEOPLE_DIR}/{slugify(name)}.html"
+                record = f"{PEOPLE_DIR}/{memory_slug(name)}.html"
                 if not ctx.dry_run:
                     try:
                         made = ctx.planner.write(

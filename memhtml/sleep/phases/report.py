@@ -131,7 +131,9 @@ class Report:
     def run(self, ctx: SleepContext) -> PhaseOutcome:
         """Render the earlier phases' outcomes into the report file."""
         results = [r for r in ctx.results if r.get("phase") != self.name]
-        text = render(ctx.run_id, ctx.base_sha, results, dry_run=ctx.dry_run)
+        from memhtml.domain.secrets import redact
+
+        text = redact(render(ctx.run_id, ctx.base_sha, results, dry_run=ctx.dry_run))
         data = text.encode("utf-8")
         path = report_path(ctx.run_id)
         counts = {
