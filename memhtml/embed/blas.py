@@ -23,7 +23,6 @@ by this module.
 from __future__ import annotations
 
 import functools
-import itertools
 import os
 from typing import TYPE_CHECKING, Any, Final
 
@@ -90,9 +89,8 @@ def limit_blas_threads() -> int | None:
     return 1 if _call(_SETTERS, 1) is not None else None
 
 
-# The fewest rows a part of a split scan gets, and the row alignment of the parts.
+# The rows of one block of a split scan (the fewest a part gets).
 SPLIT_MIN_ROWS: Final = 4096
-_ALIGN: Final = 64
 
 
 def thread_budget() -> int:
@@ -155,31 +153,43 @@ def split_matvec(matrix: npt.NDArray[Any], vector: npt.NDArray[Any]) -> npt.NDAr
     """``matrix @ vector``, its rows split over threads when the matrix is large.
 
     The scan is memory-bound, and one core cannot draw the memory bandwidth
-    two can: at 100k x 384 the product took 18.9 ms on one thread against 11.3
-    ms split in two, 1.07 against 0.75 ms at 10k (bench/split_scan.py). The
-    parts (as many as `thread_budget` allows) run on our own daemon threads
-    (`_ScanPool`), which block instead of spinning, so unlike OpenBLAS's
-    threads (above) they cost nothing while they wait for a core.
-    Parts start at multiples of 64 rows, so with OpenBLAS on one thread each
-    row's dot product goes through the same kernel path as in one product:
-    the answer is bit-identical (tests/embed/test_blas.py holds that). Where
-    OpenBLAS runs on several threads (the user's `OPENBLAS_NUM_THREADS`) it
-    splits the product itself, at its own boundaries, so the scan is not
-    split again (nor under a BLAS other than OpenBLAS, whose kernels were
-    not checked).
+    two can (docs/benchmarks.md, bench/split_scan.py). The parts (as many as
+    `thread_budget` allows) run on our own daemon threads (`_ScanPool`), which
+    block instead of spinning, so unlike OpenBLAS's threads (above) they cost
+    nothing while they wait for a core.
+
+    The answer must not depend on how many threads a machine lends, and
+    OpenBLAS's result for a row is not a function of the row alone: with a
+    short vector (a dimension of 3 or 8) its kernel's path, and so a row's
+    last bits, depend on how many rows one call holds. So once a matrix has
+    more than one block, the product is defined block by block, in fixed
+    blocks of `SPLIT_MIN_ROWS` rows from the first row, one call each, and
+    threads only share out whole blocks: one thread or four, the same calls
+    on the same rows give the same bits (tests/embed/test_blas.py holds that).
+    Where OpenBLAS runs on several threads (the user's `OPENBLAS_NUM_THREADS`)
+    it splits the product itself, at its own boundaries, so the scan is left
+    to it whole (as under a BLAS other than OpenBLAS, whose kernels were not
+    checked).
     """
     import numpy as np
 
-    rows, threads = int(matrix.shape[0]), thread_budget()
-    parts = min(threads, rows // SPLIT_MIN_ROWS)
-    if parts < 2 or not _blas_on_one_thread():
+    rows = int(matrix.shape[0])
+    if rows <= SPLIT_MIN_ROWS or not _blas_on_one_thread():
         return matrix @ vector
-    step = _ALIGN * -(-rows // (parts * _ALIGN))  # rows per part, rounded up to _ALIGN
-    bounds = [min(rows, i * step) for i in range(parts + 1)]
-    pool = _scan_pool(threads - 1)
-    later = [
-        pool.submit(functools.partial(np.matmul, matrix[a:b], vector))
-        for a, b in itertools.pairwise(bounds[1:])
-    ]
-    first = matrix[: bounds[1]] @ vector
-    return np.concatenate([first, *(f.result() for f in later)])
+    starts = range(0, rows, SPLIT_MIN_ROWS)
+    parts = min(thread_budget(), len(starts))
+    if parts < 2:
+        return np.concatenate(_blocks(matrix, vector, starts))
+    share = -(-len(starts) // parts)  # blocks per part, rounded up
+    groups = [starts[i : i + share] for i in range(0, len(starts), share)]
+    pool = _scan_pool(thread_budget() - 1)
+    later = [pool.submit(functools.partial(_blocks, matrix, vector, g)) for g in groups[1:]]
+    first = _blocks(matrix, vector, groups[0])
+    return np.concatenate([*first, *(block for f in later for block in f.result())])
+
+
+def _blocks(
+    matrix: npt.NDArray[Any], vector: npt.NDArray[Any], starts: range
+) -> list[npt.NDArray[Any]]:
+    """The products of the fixed blocks beginning at `starts`, one call each."""
+    return [matrix[a : a + SPLIT_MIN_ROWS] @ vector for a in starts]

@@ -87,7 +87,7 @@ print(os.environ["OPENBLAS_NUM_THREADS"], blas_threads(), limit_blas_threads())
     assert threads in ("1", "None")  # one thread from the start, or no OpenBLAS at all
 
 
-# A large scan splits its rows over threads, and answers exactly what one product does.
+# A large scan splits its rows over threads, and its answer does not depend on how many.
 
 
 @settings(max_examples=25, deadline=None)
@@ -96,15 +96,28 @@ print(os.environ["OPENBLAS_NUM_THREADS"], blas_threads(), limit_blas_threads())
     dim=st.sampled_from([1, 3, 8, 384]),
     seed=st.integers(min_value=0, max_value=2**32 - 1),
 )
-def test_a_split_scan_is_bit_identical_to_one_product(rows: int, dim: int, seed: int) -> None:
+def test_a_split_scan_gives_the_same_bits_on_any_number_of_threads(
+    rows: int, dim: int, seed: int
+) -> None:
     import numpy as np
 
-    from memhtml.embed.blas import split_matvec
+    from memhtml.embed import blas
 
     rng = np.random.default_rng(seed)
     matrix = rng.standard_normal((rows, dim)).astype(np.float32)
     vector = rng.standard_normal(dim).astype(np.float32)
-    assert np.array_equal(split_matvec(matrix, vector), matrix @ vector)
+    answers = []
+    real = blas.thread_budget
+    try:
+        for threads in (1, 2, 3, 4):
+            blas.thread_budget = lambda n=threads: n
+            answers.append(blas.split_matvec(matrix, vector))
+    finally:
+        blas.thread_budget = real
+    assert all(np.array_equal(answers[0], other) for other in answers[1:])
+    # Hypothesis found OpenBLAS giving other last bits for a whole short-vector product
+    # (16,385 x 3) than for its blocks: the scan is defined block by block, never as that.
+    assert np.allclose(answers[0], matrix @ vector, rtol=1e-5, atol=1e-5)
 
 
 def test_a_large_scan_runs_on_more_than_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,24 +127,29 @@ def test_a_large_scan_runs_on_more_than_one_thread(monkeypatch: pytest.MonkeyPat
 
     from memhtml.embed import blas
 
-    pooled: list[tuple[str, int]] = []  # the parts handed to the pool (np.matmul)
-    real = np.matmul
+    pooled: list[tuple[str, list[int]]] = []  # each part: its thread and its blocks' starts
+    real = blas._blocks
 
-    def spy(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        pooled.append((threading.current_thread().name, len(a)))
-        return real(a, b)
+    def spy(matrix: np.ndarray, vector: np.ndarray, starts: range) -> list[np.ndarray]:
+        pooled.append((threading.current_thread().name, list(starts)))
+        return real(matrix, vector, starts)
 
     monkeypatch.setattr(blas, "thread_budget", lambda: 3)
-    monkeypatch.setattr(np, "matmul", spy)
-    rows = 3 * blas.SPLIT_MIN_ROWS + 5
+    monkeypatch.setattr(blas, "_blocks", spy)
+    rows = 5 * blas.SPLIT_MIN_ROWS + 5  # six blocks, the last of five rows
     matrix = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
     vector = np.ones(4, dtype=np.float32)
     assert np.array_equal(blas.split_matvec(matrix, vector), matrix @ vector)
-    assert len(pooled) == 2 and all(name.startswith("memhtml-scan") for name, _ in pooled)
+    step = blas.SPLIT_MIN_ROWS
+    assert sorted(starts for _, starts in pooled) == [
+        [0, step],
+        [2 * step, 3 * step],
+        [4 * step, 5 * step],
+    ]
+    helpers = [name for name, _ in pooled if name.startswith("memhtml-scan")]
+    assert len(helpers) == 2  # two parts on the pool, the first on the caller's thread
     scan_threads = [t for t in threading.enumerate() if t.name.startswith("memhtml-scan")]
     assert scan_threads and all(t.daemon for t in scan_threads)  # nothing to wait for at exit
-    first = rows - sum(n for _, n in pooled)  # the caller's own part
-    assert first > 0 and first % 64 == 0 and pooled[0][1] % 64 == 0
     pooled.clear()
     small = matrix[: blas.SPLIT_MIN_ROWS]
     assert np.array_equal(blas.split_matvec(small, vector), small @ vector)
