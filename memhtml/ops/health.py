@@ -14,6 +14,7 @@ from memhtml.store.recovery import interrupted_batch, stale_git_lock
 
 if TYPE_CHECKING:
     from memhtml.ops.corpus import Corpus
+    from memhtml.store.git import Git
 
 INBOX_WARN_DEPTH: Final = 20
 PREFIXES: Final = ("projects/", "areas/", "resources/", "archive/")
@@ -144,6 +145,7 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
     stale_lock = stale_git_lock(root)
     interrupted = interrupted_batch(root)
     reuse = path_reuse(corpus.git, PREFIXES)
+    planes = committed_planes(corpus.git)
     healthy = (
         not unparseable
         and not dangling
@@ -152,6 +154,7 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
         and stale_lock is None
         and interrupted is None
         and not reuse
+        and not planes
         and index["index_fresh"]
         and inbox <= INBOX_WARN_DEPTH
         and (vs["model"] is None or vs["matches"])
@@ -168,9 +171,15 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
         "interrupted_batch": interrupted,
         "set_aside_planes": index["set_aside"],
         "path_reuse": reuse,
+        "committed_planes": planes,
         "repairable": bool(dangling or orphans or stale_lock or interrupted),
         "suggestions": (
             ["memhtml doctor --fix"] if dangling or orphans or stale_lock or interrupted else []
+        )
+        + (
+            [f"git rm --cached -r -- {' '.join(planes)} && git commit (HEAD tracks local state)"]
+            if planes
+            else []
         ),
         "inbox_depth": inbox,
         "inbox_crowded": inbox > INBOX_WARN_DEPTH,
@@ -187,6 +196,17 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
             for p, r in conn.execute("SELECT path, reason FROM skipped_files ORDER BY path")
         ],
     }
+
+
+def committed_planes(git: Git) -> list[str]:
+    """Machine-local state HEAD tracks (`.memhtml/index.db`, ...): a commit of it overwrites
+    every clone's planes at checkout, and its working copy keeps the tree dirty."""
+    from memhtml.store.incoming import is_plane
+
+    head = git.head()
+    if head is None:
+        return []
+    return [e.path for e in git.ls_tree(head, [".memhtml/"]) if is_plane(e.path)]
 
 
 def _tree_memory_paths(root: Path) -> list[str]:
