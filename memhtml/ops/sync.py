@@ -15,7 +15,7 @@ is a local projection. A sync, under the repository lock:
 4. integrates it: nothing to do, a fast-forward, or a merge commit through
    the `*.html` merge driver (head-only divergence merges clean). Never a
    rebase: a memory someone cited by commit keeps its commit. Two histories
-   with no common commit are refused;
+   with no common commit are refused (before the check);
 5. on a conflict (both sides changed one memory's article) stops with
    `ERR_SYNC_CONFLICT`, listing the paths and both versions' claims, and
    leaves git's merge in progress for a person to resolve with ordinary git
@@ -199,6 +199,16 @@ def _claims(git: Git, path: str) -> dict[str, str | None]:
     return out
 
 
+def _refuse_unrelated(git: Git, remote: str, branch: str, head: str, theirs: str) -> None:
+    """ERR_REMOTE (unrelated) when `theirs` shares no commit with `head`."""
+    if not git.text("merge-base", head, theirs, check=False):
+        raise RemoteError(
+            f"{remote}/{branch} shares no history with this clone; nothing was merged",
+            suggestions=["memhtml init --clone <url> into an empty folder instead"],
+            details={"reason": "unrelated", "remote": remote},
+        )
+
+
 def _integrate(corpus: Corpus, remote: str, branch: str, theirs: str | None) -> str:
     """Bring `theirs` into HEAD: the mode used; ERR_SYNC_CONFLICT leaves the merge open."""
 
@@ -212,12 +222,6 @@ def _integrate(corpus: Corpus, remote: str, branch: str, theirs: str | None) -> 
     if head is None or git.is_ancestor(head, theirs):
         git.run("merge", "--ff-only", "--quiet", theirs, env=env)
         return "fast-forward"
-    if not git.text("merge-base", head, theirs, check=False):
-        raise RemoteError(
-            f"{remote}/{branch} shares no history with this clone; nothing was merged",
-            suggestions=["memhtml init --clone <url> into an empty folder instead"],
-            details={"reason": "unrelated", "remote": remote},
-        )
     message = f"memhtml(sync): merge {remote}/{branch}\n"
     try:
         git.run("merge", "--no-ff", "--no-edit", "--quiet", "-m", message, theirs, env=env)
@@ -356,6 +360,8 @@ def sync(
             theirs = _fetch(git, name, branch)
             before = git.head()
             if theirs is not None and theirs != before:
+                if before is not None:
+                    _refuse_unrelated(git, name, branch, before, theirs)
                 seen = incoming.check(
                     git,
                     theirs,

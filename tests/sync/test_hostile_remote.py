@@ -381,6 +381,16 @@ def test_a_tenth_of_a_small_memory_is_the_limit(env: dict[str, Path]) -> None:
     assert ok("sync", "--repo", str(a))["files"]["deleted"] == 1
 
 
+def test_an_unrelated_remote_is_unrelated_not_a_mass_deletion(
+    env: dict[str, Path], tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    ok("init", "--repo", str(other))
+    ok("write", "--repo", str(other), "--title", "Else", "--type", "semantic", "--claim", "Else.")
+    git(env["a"], "remote", "set-url", "origin", str(other))
+    refused(env["a"], reason="unrelated")
+
+
 # -- init --clone ---------------------------------------------------------------------
 
 
