@@ -341,7 +341,9 @@ def sync(
     with corpus.lock.hold():
         corpus.recover()
         refuse_unresolved(corpus.root)
-        dirty = sorted({e.path for e in git.status(())})
+        # read-only: git refreshes no stat data into its index, so a refused sync leaves
+        # git's index byte-identical too
+        dirty = sorted({e.path for e in git.status((), read_only=True)})
         if dirty:
             raise DirtyTreeError(
                 f"the working tree has {len(dirty)} uncommitted change(s); sync needs a clean tree",
