@@ -338,6 +338,37 @@ def test_what_memhtml_itself_commits_passes(env: dict[str, Path]) -> None:
     assert (env["a"] / "areas" / "inbox" / "x.html").exists()
 
 
+def test_what_memhtmls_doors_commit_reaches_another_clone(
+    env: dict[str, Path], remote: Path, tmp_path: Path
+) -> None:
+    """A night's curation, a published site and the state sidecars from one clone pass the
+    other's check (the allowlist is what memhtml writes, found by running it)."""
+    a = env["a"]
+    ok(
+        "write",
+        "--repo",
+        str(a),
+        "--title",
+        "Flaky test",
+        "--type",
+        "semantic",
+        "--claim",
+        "test_checkout_total fails when the clock crosses midnight UTC.",
+    )
+    ok("task", "add", "--repo", str(a), "--title", "Check the drain runbook")
+    ok("publish", "--repo", str(a))
+    ok("state", "export", "--repo", str(a))
+    run_id = ok("sleep", "run", "--repo", str(a))["run_id"]
+    ok("sleep", "merge", "--repo", str(a), run_id)
+    ok("sync", "--repo", str(a))
+    b = tmp_path / "b"
+    ok("init", "--clone", str(remote), "--repo", str(b))
+    tracked = git(a, "ls-tree", "-r", "--name-only", "HEAD")
+    assert "sitemap.xml" in tracked and ".memhtml/state/access.jsonl" in tracked
+    assert f".memhtml/sleep/{run_id}.html" in tracked, tracked
+    assert git(b, "rev-parse", "HEAD") == git(a, "rev-parse", "HEAD")
+
+
 # -- deletions ---------------------------------------------------------------------
 
 
