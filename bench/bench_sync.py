@@ -25,13 +25,32 @@ from typing import Any
 from bench.common import write_result
 from bench.stores import cached_store
 
-CLONE = """
+# Wraps memhtml.store.incoming.check to time it (the check of what a remote brings).
+TIME_CHECK = """
+import time
+from memhtml.store import incoming
+checked = []
+_check = incoming.check
+def _timed_check(*a, **k):
+    t = time.perf_counter()
+    try:
+        return _check(*a, **k)
+    finally:
+        checked.append((time.perf_counter() - t) * 1000)
+incoming.check = _timed_check
+"""
+
+CLONE = (
+    TIME_CHECK
+    + """
 import sys, memhtml
 from memhtml.ops.sync import clone
 clone(sys.argv[1], __import__("pathlib").Path(sys.argv[2]))
 c = memhtml.open(sys.argv[2], embedder=sys.argv[3])
 c.index.rebuild(embed=sys.argv[3] != "off", progress=False)
+print(sum(checked))
 """
+)
 
 WRITE = """
 import sys, memhtml
@@ -42,7 +61,9 @@ c.apply(synth_ops(int(sys.argv[3]), seed=9, offset=10_000_000))
 sync(c)
 """
 
-SYNC = """
+SYNC = (
+    TIME_CHECK
+    + """
 import json, sys, time, memhtml
 from memhtml.ops.corpus import Corpus
 from memhtml.ops.sync import sync
@@ -62,8 +83,10 @@ out = sync(c)
 wall = (time.perf_counter() - t) * 1000
 cpu = (time.process_time() - cpu) * 1000
 print(json.dumps({"wall_ms": wall, "cpu_ms": cpu, "index_ms": sum(spent), "mode": out["mode"],
-                  "received": out["received"], "files": out["files"]}))
+                  "received": out["received"], "files": out["files"],
+                  "check_ms": sum(checked)}))
 """
+)
 
 
 def _child(script: str, *args: str) -> str:
@@ -89,7 +112,7 @@ def measure(size: int, new: int, embedder: str) -> dict[str, Any]:
         )
         a, b = Path(tmp) / "a", Path(tmp) / "b"
         _child(CLONE, str(bare), str(a), "off")
-        _child(CLONE, str(bare), str(b), embedder)
+        clone_check_ms = float(_child(CLONE, str(bare), str(b), embedder).split()[-1])
         _child(WRITE, str(a), "off", str(new))
         got = json.loads(_child(SYNC, str(b), embedder))
     return {
@@ -99,6 +122,10 @@ def measure(size: int, new: int, embedder: str) -> dict[str, Any]:
         "wall_ms": round(got["wall_ms"], 1),
         "index_ms": round(got["index_ms"], 1),
         "index_share": round(got["index_ms"] / got["wall_ms"], 3),
+        # the check of the incoming commits (memhtml.store.incoming), inside wall_ms
+        "check_ms": round(got["check_ms"], 1),
+        # the same check of the whole history by `init --clone` of the `size` store
+        "clone_check_ms": round(clone_check_ms, 1),
         # this process only: parse workers and git run in children
         "cpu_ms": round(got["cpu_ms"], 1),
         "mode": got["mode"],
@@ -117,7 +144,8 @@ def main() -> None:
     print(
         f"sync of {row['new_remote_memories']} new memories into a {row['memories']} clone:"
         f" {row['wall_ms'] / 1000:.2f} s, index {row['index_ms'] / 1000:.2f} s"
-        f" ({row['index_share']:.0%}), {row['mode']}",
+        f" ({row['index_share']:.0%}), incoming check {row['check_ms']:.0f} ms"
+        f" (a clone's {row['clone_check_ms']:.0f} ms), {row['mode']}",
         file=sys.stderr,
     )
     write_result("sync", {"target_ms": 5000, "rows": [row]})

@@ -18,6 +18,12 @@ SYNC_COMMANDS: Final[tuple[Command, ...]] = (
             Param("remote", "the remote (default: the branch's upstream, else the only one)"),
             Param("no_push", "fetch and integrate only", type="bool", default=False),
             Param(
+                "allow_deletions",
+                "let the remote delete more memories than allowed (10, or a tenth of this clone's)",
+                type="bool",
+                default=False,
+            ),
+            Param(
                 "abort",
                 "undo an unresolved sync merge (back to where the sync started)",
                 type="bool",
@@ -37,7 +43,14 @@ SYNC_COMMANDS: Final[tuple[Command, ...]] = (
             " changing one memory's article stops with ERR_SYNC_CONFLICT (paths and both claims"
             " in details), the merge left for git; writes are refused until it is resolved or"
             " aborted. A fact written on two clones folds into the older copy. A push the remote"
-            " rejected is retried after fetching again, three rounds at most."
+            " rejected is retried after fetching again, three rounds at most. Every incoming"
+            " commit is checked before anything lands: one that brings anything but memory"
+            " files and memhtml's scaffold (the local planes, a .gitattributes or .gitignore of"
+            " the remote's own, symlinks, executables, oversized files, names with control"
+            " characters or backslashes) is ERR_REMOTE with reason `refused`, each path and why"
+            " in details; deleting more memories than 10 (or a tenth of this clone's, at least"
+            " one) is reason `deletions` until --allow-deletions. A refused sync leaves the"
+            " clone unchanged."
         ),
     ),
     Command(

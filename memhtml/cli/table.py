@@ -162,7 +162,8 @@ COMMANDS: tuple[Command, ...] = (
         params=(
             Param(
                 "clone",
-                "clone this remote into the (empty) root, register the merge driver, index it",
+                "clone this remote into the (empty) root, register the merge driver, index it;"
+                " its history is checked as sync checks incoming commits (refused: ERR_REMOTE)",
                 metavar="URL",
             ),
         ),

@@ -269,10 +269,14 @@ class SyncConflictError(MemhtmlError):
 
 
 class RemoteError(MemhtmlError):
-    """No remote, an unreachable or unrelated remote, or a push the remote kept rejecting."""
+    """No remote, an unreachable or unrelated remote, a push the remote kept rejecting, or
+    incoming commits a memory must not take (`details.reason`: refused, deletions)."""
 
     code = "ERR_REMOTE"
-    summary = "the git remote is missing, unreachable, unrelated, or kept rejecting the push"
+    summary = (
+        "the git remote is missing, unreachable, unrelated, kept rejecting the push, or brings"
+        " what a memory must not hold"
+    )
 
 
 class OutInsideRepoError(UsageError):

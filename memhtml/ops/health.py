@@ -14,6 +14,7 @@ from memhtml.store.recovery import interrupted_batch, stale_git_lock
 
 if TYPE_CHECKING:
     from memhtml.ops.corpus import Corpus
+    from memhtml.store.git import Git
 
 INBOX_WARN_DEPTH: Final = 20
 PREFIXES: Final = ("projects/", "areas/", "resources/", "archive/")
@@ -145,6 +146,7 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
     interrupted = interrupted_batch(root)
     reuse = path_reuse(corpus.git, PREFIXES)
     unseen = unseen_files(root)
+    planes = committed_planes(corpus.git)
     healthy = (
         not unseen
         and not unparseable
@@ -154,6 +156,7 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
         and stale_lock is None
         and interrupted is None
         and not reuse
+        and not planes
         and index["index_fresh"]
         and inbox <= INBOX_WARN_DEPTH
         and (vs["model"] is None or vs["matches"])
@@ -170,9 +173,15 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
         "interrupted_batch": interrupted,
         "set_aside_planes": index["set_aside"],
         "path_reuse": reuse,
+        "committed_planes": planes,
         "repairable": bool(dangling or orphans or stale_lock or interrupted),
         "suggestions": (
             ["memhtml doctor --fix"] if dangling or orphans or stale_lock or interrupted else []
+        )
+        + (
+            [f"git rm --cached -r -- {' '.join(planes)} && git commit (HEAD tracks local state)"]
+            if planes
+            else []
         ),
         "inbox_depth": inbox,
         "inbox_crowded": inbox > INBOX_WARN_DEPTH,
@@ -239,6 +248,17 @@ def unseen_files(root: Path) -> list[dict[str, str]]:
             if why is not None:
                 out.append({"path": rel, "reason": why})
     return sorted(out, key=lambda u: u["path"])
+
+
+def committed_planes(git: Git) -> list[str]:
+    """Machine-local state HEAD tracks (`.memhtml/index.db`, ...): a commit of it overwrites
+    every clone's planes at checkout, and its working copy keeps the tree dirty."""
+    from memhtml.store.incoming import is_plane
+
+    head = git.head()
+    if head is None:
+        return []
+    return [e.path for e in git.ls_tree(head, [".memhtml/"]) if is_plane(e.path)]
 
 
 def _tree_memory_paths(root: Path) -> list[str]:

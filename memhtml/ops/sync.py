@@ -5,25 +5,34 @@ is a local projection. A sync, under the repository lock:
 
 1. settles a killed writer, refuses an unresolved earlier sync (finish it with
    git, or `sync --abort`) and a dirty tree;
-2. fetches the remote's branch (the one HEAD is on);
-3. integrates it: nothing to do, a fast-forward, or a merge commit through
+2. fetches the remote's branch (the one HEAD is on), git checking every object;
+3. checks every incoming commit (`memhtml.store.incoming`): a commit that brings
+   anything but memory files and memhtml's scaffold (the planes, a
+   `.gitattributes` of the remote's own, a symlink, an oversized file, a name
+   with a control character...) or that deletes more memories than allowed
+   (without `allow_deletions`) refuses the sync with ERR_REMOTE before anything
+   lands: only the remote-tracking ref and the object store have moved;
+4. integrates it: nothing to do, a fast-forward, or a merge commit through
    the `*.html` merge driver (head-only divergence merges clean). Never a
    rebase: a memory someone cited by commit keeps its commit. Two histories
-   with no common commit are refused;
-4. on a conflict (both sides changed one memory's article) stops with
+   with no common commit are refused (before the check);
+5. on a conflict (both sides changed one memory's article) stops with
    `ERR_SYNC_CONFLICT`, listing the paths and both versions' claims, and
    leaves git's merge in progress for a person to resolve with ordinary git
    (conflict markers stay in the working tree, never in a commit: every write
    door refuses while the merge is unresolved) or `sync --abort`;
-5. folds a fact both sides wrote independently (one content at two paths)
+6. folds a fact both sides wrote independently (one content at two paths)
    into the older copy, the later one archived with `supersedes` (one commit);
-6. pushes; a push the remote rejected because it moved meanwhile fetches and
+7. pushes; a push the remote rejected because it moved meanwhile fetches and
    integrates again, at most MAX_ROUNDS times;
-7. catches the index up with exactly what changed (renames as renames, so
+8. catches the index up with exactly what changed (renames as renames, so
    vectors are kept).
 
 The state plane stays local (per-machine usage); `state export` carries it in
-the tree for those who want it.
+the tree for those who want it. memhtml's git attributes live in
+`.git/info/attributes` (`memhtml.store.attributes`), which outranks any
+`.gitattributes` a commit brings: the merge driver and the bytes a write
+stores are memhtml's whatever the tree says.
 """
 
 from __future__ import annotations
@@ -159,7 +168,24 @@ def _fetch(git: Git, remote: str, branch: str) -> str | None:
         )
     if not proc.stdout.strip():
         return None  # an empty remote, or one without this branch yet: push creates it
-    git.run("fetch", "--quiet", remote, f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}")
+    try:
+        # git checks every object it receives (a malformed tree, a `.git` path component)
+        git.run(
+            "-c",
+            "fetch.fsckObjects=true",
+            "fetch",
+            "--quiet",
+            "--no-recurse-submodules",
+            remote,
+            f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}",
+        )
+    except GitError as exc:
+        refused = "fsck" in exc.message.lower() or "bad object" in exc.message.lower()
+        raise RemoteError(
+            f"fetching from {remote!r} failed: {exc.message}",
+            suggestions=["check the remote: git fsck on its side", "memhtml sync (to retry)"],
+            details={"reason": "refused" if refused else "unreachable", "remote": remote},
+        ) from exc
     return git.resolve_commit(f"refs/remotes/{remote}/{branch}")
 
 
@@ -171,6 +197,16 @@ def _claims(git: Git, path: str) -> dict[str, str | None]:
         data = git.run("show", f":{stage}:{path}", check=False)
         out[side] = parse_memory(data).gist or None if data else None
     return out
+
+
+def _refuse_unrelated(git: Git, remote: str, branch: str, head: str, theirs: str) -> None:
+    """ERR_REMOTE (unrelated) when `theirs` shares no commit with `head`."""
+    if not git.text("merge-base", head, theirs, check=False):
+        raise RemoteError(
+            f"{remote}/{branch} shares no history with this clone; nothing was merged",
+            suggestions=["memhtml init --clone <url> into an empty folder instead"],
+            details={"reason": "unrelated", "remote": remote},
+        )
 
 
 def _integrate(corpus: Corpus, remote: str, branch: str, theirs: str | None) -> str:
@@ -186,12 +222,6 @@ def _integrate(corpus: Corpus, remote: str, branch: str, theirs: str | None) -> 
     if head is None or git.is_ancestor(head, theirs):
         git.run("merge", "--ff-only", "--quiet", theirs, env=env)
         return "fast-forward"
-    if not git.text("merge-base", head, theirs, check=False):
-        raise RemoteError(
-            f"{remote}/{branch} shares no history with this clone; nothing was merged",
-            suggestions=["memhtml init --clone <url> into an empty folder instead"],
-            details={"reason": "unrelated", "remote": remote},
-        )
     message = f"memhtml(sync): merge {remote}/{branch}\n"
     try:
         git.run("merge", "--no-ff", "--no-edit", "--quiet", "-m", message, theirs, env=env)
@@ -295,13 +325,25 @@ def _changed(git: Git, old: str | None, new: str | None) -> dict[str, int]:
 # -- the commands -------------------------------------------------------------------
 
 
-def sync(corpus: Corpus, *, remote: str | None = None, push: bool = True) -> dict[str, Any]:
-    """Fetch, integrate, fold cross-clone duplicates, push, index: the `sync.report` payload."""
+def sync(
+    corpus: Corpus,
+    *,
+    remote: str | None = None,
+    push: bool = True,
+    allow_deletions: bool = False,
+) -> dict[str, Any]:
+    """Fetch, check, integrate, fold cross-clone duplicates, push, index: the `sync.report`
+    payload. `allow_deletions` lets the remote delete more memories than
+    `incoming.deletions_allowed` (ERR_REMOTE, reason `deletions`, without it)."""
+    from memhtml.store import incoming
+
     git = corpus.git
     with corpus.lock.hold():
         corpus.recover()
         refuse_unresolved(corpus.root)
-        dirty = sorted({e.path for e in git.status(())})
+        # read-only: git refreshes no stat data into its index, so a refused sync leaves
+        # git's index byte-identical too
+        dirty = sorted({e.path for e in git.status((), read_only=True)})
         if dirty:
             raise DirtyTreeError(
                 f"the working tree has {len(dirty)} uncommitted change(s); sync needs a clean tree",
@@ -315,9 +357,21 @@ def sync(corpus: Corpus, *, remote: str | None = None, push: bool = True) -> dic
         modes: list[str] = []
         folded: list[dict[str, str]] = []
         pushed = False
+        checked = {"commits": 0, "paths": 0, "deleted": 0}
         for _round in range(MAX_ROUNDS):
             theirs = _fetch(git, name, branch)
             before = git.head()
+            if theirs is not None and theirs != before:
+                if before is not None:
+                    _refuse_unrelated(git, name, branch, before, theirs)
+                seen = incoming.check(
+                    git,
+                    theirs,
+                    local=before,
+                    source=f"{name}/{branch}",
+                    allow_deletions=allow_deletions,
+                )
+                checked = {k: checked[k] + seen[k] for k in checked}
             received += _count(git, before, theirs)
             modes.append(_integrate(corpus, name, branch, theirs))
             folded += _fold_duplicates(corpus)
@@ -351,6 +405,7 @@ def sync(corpus: Corpus, *, remote: str | None = None, push: bool = True) -> dic
         "pushed": pushed,
         "files": _changed(git, start, end),
         "folded": folded,
+        "checked": checked,
         "conflicts": [],
         "index": report.to_data() if report is not None else None,
     }
@@ -383,22 +438,30 @@ def remote_add(corpus: Corpus, name: str, url: str) -> dict[str, Any]:
 
 
 def clone(url: str, root: Path) -> dict[str, Any]:
-    """Clone `url` into the empty folder `root`, register the merge driver (as `init`)."""
+    """Clone `url` into the empty folder `root`, register the merge driver (as `init`).
+
+    The clone is made without a checkout, memhtml's attributes are pinned, and
+    the whole history of the branch it will be on is checked as a sync checks
+    an incoming range (`memhtml.store.incoming`); a refused clone is removed,
+    leaving `root` as it was.
+    """
     import os
     import subprocess
 
+    from memhtml.store import attributes, incoming
     from memhtml.store.git import Git
     from memhtml.store.layout import init_repo
 
     root = Path(root).expanduser().absolute()
-    if root.exists() and any(root.iterdir()):
+    existed = root.exists()
+    if existed and any(root.iterdir()):
         raise InvalidFlagError(
             f"{root} is not empty; --clone needs an empty or new folder",
             details={"field": "root"},
         )
     root.parent.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(
-        ["git", "clone", "--quiet", "--", url, str(root)],
+        ["git", "clone", "--quiet", "--no-checkout", "--", url, str(root)],
         capture_output=True,
         check=False,
         env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
@@ -408,23 +471,59 @@ def clone(url: str, root: Path) -> dict[str, Any]:
             f"cloning {url} failed: {proc.stderr.decode('utf-8', 'replace').strip()}",
             details={"reason": "unreachable", "remote": url},
         )
-    _track_a_remote_branch(Git(root))
+    git = Git(root)
+    try:
+        attributes.ensure(root)
+        branch, tip = _clone_branch(git)
+        if tip is not None:
+            incoming.check(git, tip, local=None, source=url)
+        _check_out(git, branch, tip)
+    except BaseException:
+        _remove_clone(root, existed)
+        raise
     report = init_repo(root)
     return {"root": str(root), "url": url, "init": report.__dict__}
 
 
-def _track_a_remote_branch(git: Git) -> None:
-    """After a clone, be on a branch the remote has: a bare remote whose HEAD names a branch
-    it does not hold (`master` beside `main`) leaves the clone on an orphan name."""
+def _clone_branch(git: Git) -> tuple[str, str | None]:
+    """The branch a fresh clone is to be on, and the remote's commit of it (None: an empty
+    remote). A bare remote whose HEAD names a branch it does not hold (`master` beside
+    `main`) would leave the clone on an orphan name: the clone takes `main`, else the
+    first branch the remote holds."""
     branch = _branch(git)
-    if git.resolve_commit(f"refs/remotes/origin/{branch}") is not None:
-        return
+    tip = git.resolve_commit(f"refs/remotes/origin/{branch}")
+    if tip is not None:
+        return branch, tip
     held = [
         r.removeprefix("refs/remotes/origin/")
         for r in git.text("for-each-ref", "--format=%(refname)", "refs/remotes/origin/").split()
         if not r.endswith("/HEAD")
     ]
     if not held:
-        return  # an empty remote: the first push creates the branch
+        return branch, None  # an empty remote: the first push creates the branch
     pick = "main" if "main" in held else sorted(held)[0]
-    git.run("checkout", "--quiet", "-B", pick, "--track", f"origin/{pick}")
+    return pick, git.resolve_commit(f"refs/remotes/origin/{pick}")
+
+
+def _check_out(git: Git, branch: str, tip: str | None) -> None:
+    """Check the checked clone out on `branch` (tracking the remote's), or leave an empty one."""
+    if tip is None:
+        return
+    if git.resolve_commit(f"refs/heads/{branch}") == tip:
+        git.run("reset", "--hard", "--quiet", tip)
+    else:
+        git.run("checkout", "--quiet", "--force", "-B", branch, "--track", f"origin/{branch}")
+
+
+def _remove_clone(root: Path, existed: bool) -> None:
+    """Put `root` back as it was before a refused clone: absent, or empty."""
+    from shutil import rmtree
+
+    if not existed:
+        rmtree(root, ignore_errors=True)
+        return
+    for child in root.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)

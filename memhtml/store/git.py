@@ -101,6 +101,13 @@ PACK_THRESHOLD: Final = 101
 # a second time beside update-index, which costs more than it spares for a big
 # batch (1,000 paths into 10k: git's part 224-273 ms against 153-224 by write-tree).
 TREE_FROM_HEAD_MAX: Final = 100
+# The git commands that read attributes to store, check out or merge content: each one
+# runs after `Git.pin_attributes`.
+_CONVERTING: Final = frozenset(
+    {"add", "am", "apply", "checkout", "cherry-pick", "commit", "hash-object", "merge", "mv"}
+    | {"read-tree", "rebase", "reset", "restore", "revert", "rm", "stash", "switch"}
+    | {"update-index"}
+)
 
 
 def fast_import_stream(blobs: Sequence[bytes]) -> bytes:
@@ -166,6 +173,7 @@ class Git:
         self.root = root
         self._identity_env: dict[str, str] | None = None
         self._filemode: bool | None = None
+        self._attributes_pinned = False
 
     # -- running -----------------------------------------------------------
     def _env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -177,6 +185,16 @@ class Git:
             env.update(extra)
         return env
 
+    def pin_attributes(self) -> None:
+        """Make memhtml's git attributes win over any `.gitattributes` (once per Git):
+        `store/attributes.py` says why. Every command that stores, checks out or merges
+        content calls it first, so no write depends on attributes a commit can set."""
+        if not self._attributes_pinned:
+            from memhtml.store import attributes
+
+            attributes.ensure(self.root)
+            self._attributes_pinned = True
+
     def run(
         self,
         *args: str,
@@ -185,6 +203,8 @@ class Git:
         check: bool = True,
     ) -> bytes:
         """Run `git <args>` in the root; stdout bytes, GitError on failure when `check`."""
+        if not self._attributes_pinned and args and args[0] in _CONVERTING:
+            self.pin_attributes()
         try:
             proc = subprocess.run(
                 ["git", *args],
@@ -609,6 +629,8 @@ class Git:
 
     def _start(self, args: list[str], stdin: bytes) -> _Job:
         """`git <args>` started with `stdin`, fed and read on a thread (`_Job.wait`)."""
+        if not self._attributes_pinned and args[0] in _CONVERTING:
+            self.pin_attributes()
         return _Job(["git", *args], self.root, self._env(), stdin)
 
     def reset_paths(self, paths: Sequence[str]) -> None:

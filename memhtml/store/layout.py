@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Final
 
 from memhtml.contracts.errors import GitError
+from memhtml.store import attributes
 from memhtml.store.files import write_atomic
 
 PARA_DIRS: Final[tuple[str, ...]] = (
@@ -98,6 +99,7 @@ def init_repo(root: str | os.PathLike[str]) -> InitReport:
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             repo = git.Repo.init(root, initial_branch="main")
             created_repo = True
+        attributes.ensure(root)  # before anything is added: memhtml's attributes win
         for rel in PARA_DIRS + SIDE_DIRS:
             keep = root / rel / ".gitkeep"
             if not keep.exists():

@@ -9,7 +9,11 @@ if TYPE_CHECKING:
 
 
 def sync(
-    inv: Invocation, remote: str | None = None, no_push: bool = False, abort: bool = False
+    inv: Invocation,
+    remote: str | None = None,
+    no_push: bool = False,
+    abort: bool = False,
+    allow_deletions: bool = False,
 ) -> dict[str, Any]:
     """Sync with the remote, or abort an unresolved sync."""
     from memhtml.ops import sync as ops
@@ -17,7 +21,7 @@ def sync(
     corpus = inv.corpus()
     if abort:
         return ops.abort(corpus)
-    return ops.sync(corpus, remote=remote, push=not no_push)
+    return ops.sync(corpus, remote=remote, push=not no_push, allow_deletions=allow_deletions)
 
 
 def remote_add(inv: Invocation, name: str, url: str) -> dict[str, Any]:
