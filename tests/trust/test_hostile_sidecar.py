@@ -316,3 +316,26 @@ def test_export_after_a_hostile_import_carries_only_memories(
     assert [(x["path"], x["accessCount"]) for x in lines] == [(alpha, 3), (beta, MAX_COUNT)]
     code, env = run_cli(repo, "state", "import")
     assert code == 0 and env["data"]["restored"] == 0 and env["data"]["clamped"] == 0
+
+
+def test_a_night_exports_only_what_the_import_let_in(
+    repo: Path, memories: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sleep's state-export phase renders the plane: a hostile sidecar's skipped and clamped
+    rows come back out of a night as the import left them, not as the remote wrote them."""
+    alpha, beta, _ = memories
+    _commit_sidecar(
+        repo,
+        [_row(alpha), _row(beta, accessCount=10**15), _row(".memhtml/index.db", accessCount=9)],
+    )
+    code, env = run_cli(repo, "state", "import")
+    assert code == 0 and env["data"]["clamped"] == 1 and env["data"]["skipped"] == 1, env
+    monkeypatch.setenv("MEMHTML_LLM", "off")
+    code, env = run_cli(repo, "sleep", "run")
+    assert code == 0, env
+    branch = env["data"]["branch"]
+    night = git(repo, "show", f"{branch}:{SIDECAR}").splitlines()
+    assert [(x["path"], x["accessCount"]) for x in map(json.loads, night)] == [
+        (alpha, 3),
+        (beta, MAX_COUNT),
+    ]
