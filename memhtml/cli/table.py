@@ -202,6 +202,7 @@ COMMANDS: tuple[Command, ...] = (
             "ERR_WRITE_CONFLICT",
             "ERR_EMBED_MODEL_MISMATCH",
             "ERR_REPO_REQUIRED",
+            "ERR_DISK_FULL",
         ),
         examples=(
             'memhtml write --title "WAL admits one writer" --type semantic '
@@ -234,6 +235,7 @@ COMMANDS: tuple[Command, ...] = (
             "ERR_CONFLICT",
             "ERR_INVALID_FLAG",
             "ERR_REPO_REQUIRED",
+            "ERR_DISK_FULL",
         ),
         examples=(
             "memhtml apply ops.jsonl",

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from memhtml.contracts.errors import InvalidFlagError
 from memhtml.domain.salience import OUTCOME_EWMA_ALPHA, SIGNALS, cooled_down, ewma
+from memhtml.index.db import rollback_quietly
 
 
 def bump(
@@ -78,7 +79,7 @@ def bump(
             bumped.append(path)
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback_quietly(conn)
         raise
     return bumped, cooled
 
