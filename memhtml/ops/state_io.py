@@ -243,6 +243,7 @@ def export_state(corpus: Corpus) -> dict[str, Any]:
         "written": any(p.write for p in plans),
         "commit_sha": done["commit_sha"],
         "sidecars": [p.to_data() for p in plans],
+        **({"warnings": done["warnings"]} if done.get("warnings") else {}),
     }
 
 

@@ -302,23 +302,24 @@ def commit_changes(
     git, root = corpus.git, corpus.root
     with answering_disk_full(corpus):
         parent = git.head_fast()  # under the lock: only a hand commit moves it
-        recovery.begin(root, parent, changes)
-        blobs = list(dict.fromkeys(c.content for c in changes if c.content))
-        # A large batch's blobs go into one pack while the files are written.
-        packing = git.store_blobs(blobs) if len(blobs) >= PACK_THRESHOLD else None
         index_changes = [(c.path, c.content, c.moved_from) for c in changes]
-        pending = PendingIndex.start(corpus.indexer, parent, index_changes, docs)
+        recovery.begin(root, parent, changes)
         # A failure below puts the tree back and re-raises; the journal stays only
         # where that restore did not complete (the next writer then settles it,
         # which is a no-op for paths already back at HEAD).
         undo = Undo()
+        packing = pending = None
         try:
             try:
+                blobs = list(dict.fromkeys(c.content for c in changes if c.content))
+                # A large batch's blobs go into one pack while the files are written.
+                packing = git.store_blobs(blobs) if len(blobs) >= PACK_THRESHOLD else None
+                pending = PendingIndex.start(corpus.indexer, parent, index_changes, docs)
                 touched, _ = apply_changes(root, changes, undo)  # restores itself on failure
             except BaseException:
                 if packing is not None:
                     packing.kill()
-                if undo.restored:
+                if undo.restored or not undo.previous:  # the tree is as it was
                     recovery.end(root)
                 raise
             try:

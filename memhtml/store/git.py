@@ -15,7 +15,7 @@ import subprocess
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import IO, Final, NamedTuple
 
 from memhtml.contracts.errors import GitError, MemhtmlError, WriteConflictError
 from memhtml.contracts.logs import get_logger
@@ -127,10 +127,11 @@ class BlobImport:
         import tempfile  # a large batch only: a single write never loads it
 
         self._proc: subprocess.Popen[bytes] | None = None
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by wait()
+        self._stderr: IO[bytes] | None = None
         if faults.git_step(("fast-import",)):
             return  # the test seam's full disk: the blobs are written loose (or not at all)
-        try:
+        try:  # a full temporary folder only costs the speed: the blobs are written loose
+            self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by wait()
             with tempfile.TemporaryFile() as stream:
                 stream.write(fast_import_stream(blobs))
                 stream.seek(0)
@@ -148,16 +149,21 @@ class BlobImport:
     def wait(self) -> bool:
         """Wait for the import; True when every blob is stored (False: they will be written
         loose by the commit that follows)."""
-        if self._proc is None:
-            self._stderr.close()
+        if self._proc is None or self._stderr is None:
+            self._close()
             return False
         ok = self._proc.wait() == 0
         if not ok:
             self._stderr.seek(0)
             message = self._stderr.read().decode("utf-8", "replace").strip()
             log.warning("git fast-import failed (the blobs are written loose): %s", message)
-        self._stderr.close()
+        self._close()
         return ok
+
+    def _close(self) -> None:
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
 
     def kill(self) -> None:
         """Stop the import (the write is being abandoned); a partial pack is git's to discard."""
@@ -165,7 +171,7 @@ class BlobImport:
             if self._proc.poll() is None:
                 self._proc.kill()
             self._proc.wait()
-        self._stderr.close()
+        self._close()
 
 
 class Git:
