@@ -48,9 +48,13 @@ STATE_COMMANDS: Final[tuple[Command, ...]] = (
             " ERR_INVALID_SIDECAR (exit 2) naming the file and line, and nothing is imported."
             " The merge keeps the larger count and the later last-access time; the outcome"
             " EWMA comes from the sidecar only when its row is newer (updatedAt). Importing"
-            " the same file again restores 0 rows. Rows for paths that are no longer memories"
-            " are imported (nothing lost) and listed in `missing`; doctor --fix moves them"
-            " along renames. A file named corroboration.jsonl is read as corroboration rows."
+            " the same file again restores 0 rows. A committed sidecar arrives by sync, so a"
+            " timestamp later than now plus 5 minutes, a count past 64 bits, a line over 16 KiB"
+            " or a file over 128 MiB is refused; a count over 1,000,000 is clamped to it"
+            " (`clamped`). Only rows naming a memory file of the tree are imported (one git"
+            " moved is followed to its new path, `followed`); the others are counted in"
+            " `skipped` and listed in `skipped_paths`. A file named corroboration.jsonl is read"
+            " as corroboration rows."
         ),
     ),
 )

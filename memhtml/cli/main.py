@@ -181,6 +181,7 @@ class _Outcome:
         self.payload: dict[str, Any] | None = None
         self.exit_code = 0
         self.human: str | None = None
+        self.repo: str | None = None  # the command's --repo, to name a full disk's file system
 
 
 def _load_handler(spec: str) -> Any:
@@ -222,6 +223,7 @@ def _run_command(cmd: Command, params: dict[str, Any], out: _Outcome, stdout: Te
     _check_choices(cmd, params)
     _check_bounds(cmd, params)
     inv = Invocation(globals_["repo"], bool(globals_["dense"]), bool(globals_["json"]), stdout)
+    out.repo = globals_["repo"]
     handler = _load_handler(cmd.handler)
     try:
         data = handler(inv, **params)
@@ -395,6 +397,8 @@ def run(argv: Sequence[str], stdout: TextIO | None = None) -> int:
         else:
             _run_typer(target, app_argv, out, stdout)
     except MemhtmlError as err:
+        if err.code in ("ERR_STORAGE", "ERR_GIT", "ERR_UNKNOWN"):  # a full disk underneath?
+            err = _typed(err, out)
         out.payload = failure(err.code, err.message, err.suggestions, err.details or None)
         out.exit_code = err.exit_code
     except KeyboardInterrupt:
@@ -404,13 +408,19 @@ def run(argv: Sequence[str], stdout: TextIO | None = None) -> int:
         out.payload = failure("ERR_UNKNOWN", str(stop))
         out.exit_code = 1
     except Exception as exc:  # the adapter is the one place a stray exception becomes a code
-        from memhtml.ops.errors import as_memhtml_error
-
         log.debug("unexpected failure", exc_info=True)
-        typed = as_memhtml_error(exc)
-        out.payload = failure(typed.code, typed.message, typed.suggestions)
+        typed = _typed(exc, out)
+        out.payload = failure(typed.code, typed.message, typed.suggestions, typed.details or None)
         out.exit_code = typed.exit_code
     return _finish(out, dense, stdout)
+
+
+def _typed(exc: BaseException, out: _Outcome) -> MemhtmlError:
+    """`exc` as a typed error; a full disk names the memory root's file system."""
+    from memhtml.ops.config import resolve_root
+    from memhtml.ops.errors import as_memhtml_error
+
+    return as_memhtml_error(exc, root=resolve_root(out.repo))
 
 
 def _finish(out: _Outcome, dense: bool, stdout: TextIO) -> int:

@@ -205,6 +205,7 @@ COMMANDS: tuple[Command, ...] = (
             "ERR_EMBED_MODEL_MISMATCH",
             "ERR_REPO_REQUIRED",
             "ERR_SECRET_DETECTED",
+            "ERR_DISK_FULL",
         ),
         examples=(
             'memhtml write --title "WAL admits one writer" --type semantic '
@@ -245,6 +246,7 @@ COMMANDS: tuple[Command, ...] = (
             "ERR_INVALID_FLAG",
             "ERR_REPO_REQUIRED",
             "ERR_SECRET_DETECTED",
+            "ERR_DISK_FULL",
         ),
         examples=(
             "memhtml apply ops.jsonl",

@@ -318,3 +318,16 @@ class SecretFoundError(MemhtmlError):
 
     code = "ERR_SECRET_DETECTED"
     summary = "a memory would hold a credential (remove it, or pass --allow-secret)"
+
+
+class DiskFullError(MemhtmlError):
+    """The file system (or the user's quota) holding the store has no room left.
+
+    ENOSPC or EDQUOT from a file write, a git command that says so, or SQLite's
+    SQLITE_FULL. The message names the path and the file system to free space
+    on; a write door answering this committed nothing and left nothing behind
+    (once the commit has landed, a door answers success with a warning instead).
+    """
+
+    code = "ERR_DISK_FULL"
+    summary = "the disk (or quota) holding the store is full: free space where it says, retry"

@@ -45,5 +45,14 @@ def ewma(previous: float, value: float, alpha: float = OUTCOME_EWMA_ALPHA) -> fl
 
 
 def cooled_down(seconds_since_last: float | None) -> bool:
-    """True when a path may be bumped again (never accessed, or at least the cooldown ago)."""
-    return seconds_since_last is None or seconds_since_last >= REINFORCE_COOLDOWN_S
+    """True when a path may be bumped again: never accessed, accessed at least the cooldown
+    ago, or stamped in the future by another clock (an imported row, a skewed machine).
+
+    The local clock decides: a cooldown never reaches past now plus its length,
+    whatever a stored timestamp says (the bump then restamps the row with now).
+    """
+    return (
+        seconds_since_last is None
+        or seconds_since_last < 0
+        or seconds_since_last >= REINFORCE_COOLDOWN_S
+    )

@@ -5,7 +5,9 @@ tomorrow for having been listed); a sleep phase never bumps. `read` bumps
 neutrally; `reinforce` carries an outcome signal into the EWMA. Both respect a
 per-path cooldown, so a loop that re-reads one path does not inflate it; the
 two cooldowns are separate clocks, so an outcome reported right after the
-read that led to it still counts.
+read that led to it still counts. The local clock decides a cooldown: a row
+stamped in the future (by another machine's clock, or a sidecar) does not
+cool a path down at all, and the bump restamps it with now.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import sqlite3
 from collections.abc import Sequence
 
 from memhtml.contracts.errors import InvalidFlagError
-from memhtml.domain.salience import OUTCOME_EWMA_ALPHA, REINFORCE_COOLDOWN_S, SIGNALS, ewma
+from memhtml.domain.salience import OUTCOME_EWMA_ALPHA, SIGNALS, cooled_down, ewma
+from memhtml.index.db import rollback_quietly
 
 
 def bump(
@@ -49,7 +52,7 @@ def bump(
                 bumped.append(path)
                 continue
             count, reinforcements, outcome, last, elapsed = row
-            if last is not None and elapsed is not None and elapsed < REINFORCE_COOLDOWN_S:
+            if last is not None and not cooled_down(elapsed):
                 cooled.append(path)
                 continue
             if value:
@@ -76,7 +79,7 @@ def bump(
             bumped.append(path)
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback_quietly(conn)
         raise
     return bumped, cooled
 

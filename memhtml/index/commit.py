@@ -25,7 +25,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from memhtml.index import writer
+from memhtml.index.db import rollback_quietly
 from memhtml.index.project import Parsed, project_bytes
+from memhtml.store import faults
 from memhtml.store.git import blob_sha
 
 if TYPE_CHECKING:
@@ -111,6 +113,7 @@ class PendingIndex:
         conn.execute("BEGIN IMMEDIATE")
         self._open = True
         try:
+            faults.sqlite_step("index rows")
             ordered = sorted(self._changes, key=lambda c: c[1] is not None)
             overlay = {str(r[0]) for r in conn.execute("SELECT path FROM worktree_overlay")}
             # Paths that may hold rows: those found now, and any a change already named
@@ -153,7 +156,7 @@ class PendingIndex:
     def _rollback(self) -> None:
         if self._open:
             self._open = False
-            self._indexer.conn.execute("ROLLBACK")
+            rollback_quietly(self._indexer.conn)
 
     def _wait(self) -> None:
         if self._thread is not None:
@@ -173,11 +176,12 @@ class PendingIndex:
             conn.execute(
                 "UPDATE index_state SET head_sha = ?, updated_at = ? WHERE id = 1", (new_head, now)
             )
+            faults.sqlite_step("index commit")
+            ix.commit_batch(len(self._changes))  # a big batch: its WAL checkpoint on a thread
         except BaseException:
-            self._rollback()
+            self._rollback()  # a COMMIT refused (a full disk) leaves the transaction open
             raise
         self._open = False
-        ix.commit_batch(len(self._changes))  # a big batch: its WAL checkpoint on a thread
         report.head_sha = new_head
         report.elapsed_ms = (time.perf_counter() - self._started) * 1000
         return report

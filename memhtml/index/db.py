@@ -14,7 +14,7 @@ import functools
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, Final
 
@@ -195,13 +195,22 @@ def _transaction(
     conn.execute(begin)
     try:
         yield conn
+        if commit is None:
+            conn.execute("COMMIT")
+        else:
+            commit()
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback_quietly(conn)  # a failed COMMIT (a full disk) leaves the transaction open
         raise
-    if commit is None:
-        conn.execute("COMMIT")
-    else:
-        commit()
+
+
+def rollback_quietly(conn: sqlite3.Connection) -> None:
+    """ROLLBACK the open transaction unless SQLite already has: after SQLITE_FULL or an
+    I/O error it may roll back by itself, and a second ROLLBACK would raise ("no
+    transaction is active") over the error that matters."""
+    if conn.in_transaction:
+        with suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
 
 
 def write_transaction(

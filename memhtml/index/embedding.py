@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.contracts.errors import EmbedModelMismatchError, MemhtmlError
+from memhtml.index.db import rollback_quietly
+from memhtml.store.faults import sqlite_step
 
 if TYPE_CHECKING:
     from memhtml.embed.base import Embedder
@@ -216,6 +218,7 @@ def embed_missing(
                 break
             conn.execute("BEGIN IMMEDIATE")
             try:
+                sqlite_step("vectors")  # the full-disk test seam (memhtml.store.faults)
                 conn.executemany(
                     "DELETE FROM embeddings WHERE chunk_id = ?", [(cid,) for cid, _, _ in batch]
                 )
@@ -230,7 +233,7 @@ def embed_missing(
                 )
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback_quietly(conn)
                 raise
             report.embedded += len(batch)
             if bar is not None:

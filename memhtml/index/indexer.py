@@ -57,10 +57,12 @@ class IndexReport:
     touched: list[str] = field(default_factory=list)
     elapsed_ms: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    # What a write door could not finish after its commit landed (memhtml.ops.write_door).
+    warnings: list[dict[str, str]] = field(default_factory=list)
 
     def to_data(self) -> dict[str, Any]:
         """The envelope payload."""
-        return {
+        data = {
             "mode": self.mode,
             "head_sha": self.head_sha,
             "previous_head": self.previous_head,
@@ -71,6 +73,9 @@ class IndexReport:
             "elapsed_ms": round(self.elapsed_ms, 1),
             **self.extra,
         }
+        if self.warnings:
+            data["warnings"] = self.warnings
+        return data
 
 
 def dirty_of(entries: Iterable[StatusEntry]) -> set[str]:

@@ -25,7 +25,6 @@ from memhtml.contracts.errors import (
     InvalidFlagError,
     InvalidMemoryError,
     InvalidPathError,
-    MemhtmlError,
 )
 from memhtml.contracts.paths import memory_path
 from memhtml.mcp.inputs import (
@@ -617,12 +616,18 @@ def call_tool(get: GetCorpus, name: str, arguments: Mapping[str, Any] | None) ->
         return validation_failure(name, exc)
     try:
         return spec.handler(get, params)
-    except MemhtmlError as err:
-        return failure(err.code, err.message, err.suggestions, err.details or None)
     except Exception as exc:  # the adapter is where a stray exception becomes a code
         from memhtml.ops.errors import as_memhtml_error
 
-        typed = as_memhtml_error(exc)
+        typed = as_memhtml_error(exc, root=_root_of(get))  # a full disk names its root
         if typed.code == "ERR_UNKNOWN":
             log.exception("tool %s failed unexpectedly", name)
-        return failure(typed.code, typed.message, typed.suggestions)
+        return failure(typed.code, typed.message, typed.suggestions, typed.details or None)
+
+
+def _root_of(get: GetCorpus) -> Any:
+    """The memory root the server serves, or None when the corpus cannot be had."""
+    try:
+        return get().root
+    except Exception:
+        return None

@@ -524,6 +524,8 @@ class Corpus:
         }
         result["commit_sha"] = outcome.commit_sha
         result["vectors"] = outcome.vectors
+        if outcome.index.get("warnings"):  # the commit landed; what did not follow it
+            result["warnings"] = outcome.index["warnings"]
         return result
 
     def write(

@@ -1,13 +1,16 @@
 """Translating failures from the libraries underneath into typed errors.
 
-The adapters (CLI, MCP) call :func:`as_memhtml_error` on anything that is not
-already a MemhtmlError, so a locked database or a field a pydantic model
-refused answers with a code an agent can branch on, not ERR_UNKNOWN.
+The adapters (CLI, MCP) call :func:`as_memhtml_error` on every failure, so a
+locked database, a full disk or a field a pydantic model refused answers
+with a code an agent can branch on, not ERR_UNKNOWN.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from memhtml.contracts.errors import (
+    GitError,
     InvalidFlagError,
     MemhtmlError,
     StorageError,
@@ -15,9 +18,30 @@ from memhtml.contracts.errors import (
     WriteConflictError,
 )
 
+# Typed errors generic enough that a full disk underneath is the better answer.
+_GENERIC: tuple[type[MemhtmlError], ...] = (StorageError, GitError, UnknownError)
 
-def as_memhtml_error(exc: BaseException) -> MemhtmlError:
-    """The typed error for `exc` (UnknownError when nothing more specific fits)."""
+
+def as_memhtml_error(exc: BaseException, root: Path | None = None) -> MemhtmlError:
+    """The typed error for `exc` (UnknownError when nothing more specific fits).
+
+    A full disk anywhere in `exc`'s chain (ENOSPC or EDQUOT, git saying so,
+    SQLite's SQLITE_FULL) is DiskFullError, naming the file system that holds
+    the failing file or, failing that, `root` (the memory root).
+    """
+    from memhtml.contracts.errors import DiskFullError
+
+    if isinstance(exc, MemhtmlError) and (
+        isinstance(exc, DiskFullError) or not isinstance(exc, _GENERIC)
+    ):
+        return exc
+    from memhtml.store.space import disk_full_cause
+
+    cause = disk_full_cause(exc)
+    if cause is not None:
+        from memhtml.store.space import disk_full_error
+
+        return disk_full_error(root, cause)
     if isinstance(exc, MemhtmlError):
         return exc
     kind = type(exc)

@@ -79,6 +79,8 @@ class BatchOutcome:
         }
         if self.checks is not None:
             data["checks"] = self.checks
+        if self.index.get("warnings"):  # the commit landed; what did not follow it
+            data["warnings"] = self.index["warnings"]
         return data
 
     def error(

@@ -28,26 +28,38 @@ on purpose: it joins memories to the trace plane, and transcripts and
 and last-seen times take the maximum, first-seen the minimum, and the
 outcome EWMA and `updated_at` are taken from the sidecar only when its row is
 newer (by `updatedAt`) than the plane's. So an import is idempotent, and an
-old sidecar imported over a newer plane changes nothing. Where we differ from
-the original's import: a malformed line is refused by its number with
-nothing imported (ERR_INVALID_SIDECAR), where the original skipped it and
-imported the rest; rows for paths that are no longer memories are imported
-(nothing lost; `doctor --fix` moves them along renames) and listed.
+old sidecar imported over a newer plane changes nothing. A committed sidecar
+arrives by sync, so it is read as hostile input (memhtml.ops.sidecar_rows:
+bounded sizes, no timestamp from the future, counts clamped) and only rows
+naming a memory of the tree are imported; the others are skipped and
+counted. Where we differ from the original's import: a malformed line is
+refused by its number with nothing imported (ERR_INVALID_SIDECAR), where the
+original skipped it and imported the rest.
 """
 
 from __future__ import annotations
 
 import json
-import math
+import os
 import sqlite3
+import stat
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from memhtml.contracts.dates import is_strict_datetime
-from memhtml.contracts.errors import InvalidSidecarError, PathNotFoundError
+from memhtml.contracts.errors import InvalidPathError, InvalidSidecarError, PathNotFoundError
 from memhtml.contracts.paths import is_memory_path
+from memhtml.ops.sidecar_rows import (
+    MAX_SIDECAR_BYTES,
+    AccessRow,
+    CorroborationRows,
+    access_rows,
+    corroboration_rows,
+    sidecar_lines,
+    text_lines,
+)
+from memhtml.store.files import is_file_inside
 
 if TYPE_CHECKING:
     from memhtml.ops.corpus import Corpus
@@ -56,6 +68,7 @@ ACCESS_SIDECAR: Final = ".memhtml/state/access.jsonl"
 CORROBORATION_SIDECAR: Final = ".memhtml/state/corroboration.jsonl"
 SIDECARS: Final = (ACCESS_SIDECAR, CORROBORATION_SIDECAR)
 MAX_LISTED: Final = 20  # paths listed in a report (the count is always full)
+MEMORY_PREFIXES: Final = ("projects/", "areas/", "resources/", "archive/")
 
 _ACCESS_SQL: Final = (
     "SELECT path, access_count, reinforcement_count, outcome_score,"
@@ -230,129 +243,24 @@ def export_state(corpus: Corpus) -> dict[str, Any]:
         "written": any(p.write for p in plans),
         "commit_sha": done["commit_sha"],
         "sidecars": [p.to_data() for p in plans],
+        **({"warnings": done["warnings"]} if done.get("warnings") else {}),
     }
 
 
 # -- import ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class AccessRow:
-    """One validated access sidecar row."""
-
-    path: str
-    access_count: int
-    reinforcement_count: int
-    outcome_score: float
-    last_accessed_at: str | None
-    last_reinforced_at: str | None
-    updated_at: str
-
-
-def _bad(source: str, n: int, why: str) -> InvalidSidecarError:
-    return InvalidSidecarError(
-        f"{source} line {n}: {why}; nothing was imported",
-        suggestions=[f"fix or delete line {n}, then run memhtml state import again"],
-        details={"file": source, "line": n},
-    )
-
-
-def _count(obj: Mapping[str, Any], key: str, fail: Callable[[str], Exception]) -> int:
-    value = obj.get(key, 0)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise fail(f"{key} must be a whole number >= 0, not {value!r}")
-    return value
-
-
-def _instant(obj: Mapping[str, Any], key: str, fail: Callable[[str], Exception]) -> str | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not is_strict_datetime(value):
-        raise fail(f"{key} must be null or a date / YYYY-MM-DDThh:mm:ssZ, not {value!r}")
-    return value
-
-
-def _objects(text: str, source: str) -> list[tuple[int, dict[str, Any]]]:
-    out: list[tuple[int, dict[str, Any]]] = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise _bad(source, n, f"not JSON ({exc.msg})") from exc
-        if not isinstance(obj, dict):
-            raise _bad(source, n, "not a JSON object")
-        out.append((n, obj))
-    return out
-
-
-def parse_access(text: str, source: str = ACCESS_SIDECAR) -> list[AccessRow]:
-    """Every row of an access sidecar, validated; the first bad line raises InvalidSidecarError."""
-    rows: list[AccessRow] = []
-    for n, obj in _objects(text, source):
-
-        def fail(why: str, n: int = n) -> InvalidSidecarError:
-            return _bad(source, n, why)
-
-        path = obj.get("path")
-        if not isinstance(path, str) or not is_memory_path(path):
-            raise fail(f"path must be a memory path, not {path!r}")
-        score = obj.get("outcomeScore", 0)
-        if (
-            isinstance(score, bool)
-            or not isinstance(score, int | float)
-            or not math.isfinite(score)
-            or not -1 <= score <= 1
-        ):
-            raise fail(f"outcomeScore must be a number in [-1, 1], not {score!r}")
-        updated = obj.get("updatedAt", "")
-        if not isinstance(updated, str) or (updated and not is_strict_datetime(updated)):
-            raise fail(f"updatedAt must be a date / YYYY-MM-DDThh:mm:ssZ, not {updated!r}")
-        rows.append(
-            AccessRow(
-                path=path,
-                access_count=_count(obj, "accessCount", fail),
-                reinforcement_count=_count(obj, "reinforcementCount", fail),
-                outcome_score=_score(score),
-                last_accessed_at=_instant(obj, "lastAccessedAt", fail),
-                last_reinforced_at=_instant(obj, "lastReinforcedAt", fail),
-                updated_at=updated,
-            )
-        )
-    return rows
+def parse_access(
+    text: str, source: str = ACCESS_SIDECAR, now: str | None = None
+) -> list[AccessRow]:
+    """Every row of an access sidecar, validated (memhtml.ops.sidecar_rows); the first bad
+    line raises InvalidSidecarError. `now` bounds the timestamps (default: the clock)."""
+    return access_rows(text_lines(text), source, now)
 
 
 def parse_corroboration(
-    text: str, source: str = CORROBORATION_SIDECAR
-) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """(entity rows, edge rows) of a corroboration sidecar, validated like `parse_access`."""
-    entities: list[tuple[Any, ...]] = []
-    edges: list[tuple[Any, ...]] = []
-    for n, obj in _objects(text, source):
-
-        def fail(why: str, n: int = n) -> InvalidSidecarError:
-            return _bad(source, n, why)
-
-        kind = obj.get("kind")
-        count = _count(obj, "count", fail)
-        first, last = _instant(obj, "firstSeen", fail), _instant(obj, "lastSeen", fail)
-        if count < 1 or first is None or last is None:
-            raise fail("count must be >= 1 and firstSeen / lastSeen must be given")
-        names = (
-            ("entityType", "alias", "canonical")
-            if kind == "entity"
-            else ("srcPath", "rel", "dstPath")
-        )
-        if kind not in ("entity", "edge"):
-            raise fail(f"kind must be entity or edge, not {kind!r}")
-        keys = [obj.get(k) for k in names]
-        if not all(isinstance(k, str) and k for k in keys):
-            raise fail(f"{', '.join(names)} must be non-empty strings")
-        if kind == "entity":
-            entities.append((*keys, count, first, last, 1 if obj.get("promoted") else 0))
-        else:
-            edges.append((*keys, count, first, last))
-    return entities, edges
+    text: str, source: str = CORROBORATION_SIDECAR, now: str | None = None
+) -> CorroborationRows:
+    """(entity rows, edge rows, clamped) of a corroboration sidecar, validated likewise."""
+    return corroboration_rows(text_lines(text), source, now)
 
 
 _UPSERT_ACCESS: Final = (
@@ -402,46 +310,145 @@ def _snapshot(
     return {tuple(r[:width]): tuple(r) for r in rows}
 
 
-def import_state(corpus: Corpus, file: str | None = None) -> dict[str, Any]:
-    """`state import [FILE]`: merge a sidecar (default: both committed ones) into the plane.
+def _sources(corpus: Corpus, file: str | None) -> list[tuple[str, Path, bool]]:
+    """(name, file, is corroboration) of each sidecar to read, each checked for size.
 
-    Every line of every file is validated before anything is written, and the
-    merge is one transaction. `restored` counts the rows the merge changed, so
-    a second import of the same file restores 0.
+    A committed sidecar must be a regular file: a symlink committed in its place
+    (to `/dev/zero`, or a file outside the repository) is refused, not followed.
     """
-    from memhtml.index.db import write_transaction
-
     if file is not None:
         given = Path(file).expanduser()
         if not given.is_file():
             raise PathNotFoundError(
                 f"no sidecar at {file}", suggestions=["memhtml help state import"]
             )
-        sources = [(str(file), given, given.name == Path(CORROBORATION_SIDECAR).name)]
+        found = [(str(file), given, given.name == Path(CORROBORATION_SIDECAR).name)]
     else:
-        sources = [
-            (rel, corpus.root / rel, rel == CORROBORATION_SIDECAR)
-            for rel in SIDECARS
-            if (corpus.root / rel).is_file()
-        ]
+        found = []
+        for rel in SIDECARS:
+            where = corpus.root / rel
+            try:
+                mode = where.lstat().st_mode
+            except FileNotFoundError:
+                continue
+            if not stat.S_ISREG(mode):
+                raise InvalidSidecarError(
+                    f"{rel} is not a regular file (a symlink or a special file); nothing was"
+                    " imported",
+                    suggestions=[f"git rm {rel}, then memhtml state export"],
+                    details={"file": rel},
+                )
+            found.append((rel, where, rel == CORROBORATION_SIDECAR))
+    for name, where, _ in found:
+        size = where.stat().st_size
+        if size > MAX_SIDECAR_BYTES:
+            raise InvalidSidecarError(
+                f"{name} is {size} bytes, over the {MAX_SIDECAR_BYTES // 2**20} MiB a sidecar"
+                " may hold; nothing was imported",
+                suggestions=["memhtml state export writes a sidecar of the plane's own rows"],
+                details={"file": name, "bytes": size},
+            )
+    return found
+
+
+class _Memories:
+    """Which sidecar paths name a memory now: a valid memory path with a regular file (not a
+    symlink) in the working tree, or a path history moved to one (`git mv`, archive)."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self._root = corpus.root
+        self._git = corpus.git
+        self._dirs: dict[str, str] = {}
+        self._known: dict[str, str | None] = {}
+        self._moves: dict[str, str] | None = None
+
+    def _is_memory(self, path: str) -> bool:
+        if not is_memory_path(path):
+            return False
+        try:
+            inside = is_file_inside(self._root, path, self._dirs)
+        except InvalidPathError:
+            return False
+        return inside and not os.path.islink(self._root / path)
+
+    def current(self, path: str) -> str | None:
+        """The memory path `path` names now, or None (the row is skipped)."""
+        if path not in self._known:
+            self._known[path] = self._resolve(path)
+        return self._known[path]
+
+    def _resolve(self, path: str) -> str | None:
+        if self._is_memory(path):
+            return path
+        if not is_memory_path(path):
+            return None  # never a memory: .memhtml/..., index.html, outside the buckets
+        if self._moves is None:
+            from memhtml.store.history import renames
+
+            self._moves = renames(self._git, MEMORY_PREFIXES)
+        seen = {path}
+        while path in self._moves and self._moves[path] not in seen:
+            path = self._moves[path]
+            seen.add(path)
+            if self._is_memory(path):
+                return path
+        return None
+
+
+def import_state(corpus: Corpus, file: str | None = None) -> dict[str, Any]:
+    """`state import [FILE]`: merge a sidecar (default: both committed ones) into the plane.
+
+    Every line of every file is validated before anything is written
+    (memhtml.ops.sidecar_rows: bounded sizes, no timestamp from the future,
+    counts clamped), and the merge is one transaction. A row whose path is
+    not a memory now is skipped and counted (one history moved is imported
+    at the memory's new path). `restored` counts the rows the merge changed,
+    so a second import of the same file restores 0.
+    """
+    from memhtml.index.db import write_transaction
+
+    now = corpus.clock()
     access: list[AccessRow] = []
     entities: list[tuple[Any, ...]] = []
     edges: list[tuple[Any, ...]] = []
+    clamped = 0
+    sources = _sources(corpus, file)
     for name, where, corroboration in sources:
-        try:
-            text = where.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidSidecarError(f"{name} is not UTF-8 text; nothing was imported") from exc
-        if corroboration:
-            more_entities, more_edges = parse_corroboration(text, name)
-            entities += more_entities
-            edges += more_edges
-        else:
-            access += parse_access(text, name)
+        with where.open("rb") as stream:
+            lines = sidecar_lines(stream, name)
+            if corroboration:
+                rows = corroboration_rows(lines, name, now)
+                entities += rows.entities
+                edges += rows.edges
+                clamped += rows.clamped
+            else:
+                more = access_rows(lines, name, now)
+                access += more
+                clamped += sum(r.clamped for r in more)
+    memories = _Memories(corpus)
+    skipped: list[str] = []
+    followed: dict[str, str] = {}
+
+    def keep(path: str) -> str | None:
+        current = memories.current(path)
+        if current is None:
+            skipped.append(path)
+        elif current != path:
+            followed[path] = current
+        return current
+
+    given = len(access)
+    access = [replace(r, path=current) for r in access if (current := keep(r.path)) is not None]
+    kept_edges = []
+    for src, rel, dst, *rest in edges:
+        now_src, now_dst = keep(src), keep(dst)
+        if now_src is not None and now_dst is not None and now_src != now_dst:
+            kept_edges.append((now_src, rel, now_dst, *rest))
+    edge_skipped = len(edges) - len(kept_edges)
     conn = corpus.conn
     access_keys = sorted({(r.path,) for r in access})
     entity_keys = sorted({tuple(e[:3]) for e in entities})
-    edge_keys = sorted({tuple(e[:3]) for e in edges})
+    edge_keys = sorted({tuple(e[:3]) for e in kept_edges})
     with write_transaction(conn):
         before = (
             _snapshot(conn, "access", "path", access_keys),
@@ -464,7 +471,7 @@ def import_state(corpus: Corpus, file: str | None = None) -> dict[str, Any]:
             ],
         )
         conn.executemany(_UPSERT_ENTITY, entities)
-        conn.executemany(_UPSERT_EDGE, edges)
+        conn.executemany(_UPSERT_EDGE, kept_edges)
         after = (
             _snapshot(conn, "access", "path", access_keys),
             _snapshot(conn, "entity_corroboration", "entity_type, alias, canonical", entity_keys),
@@ -474,18 +481,22 @@ def import_state(corpus: Corpus, file: str | None = None) -> dict[str, Any]:
         sum(1 for k, row in a.items() if b.get(k) != row)
         for b, a in zip(before, after, strict=True)
     ]
-    # The tree, not the index, says which paths are memories now: an import must not
-    # make a fresh clone's first index pass (which would then skip its vectors).
-    missing = [k[0] for k in access_keys if not (corpus.root / k[0]).is_file()]
+    unique_skipped = list(dict.fromkeys(skipped))  # paths, in file order
     return {
         "path": sources[0][0] if sources else ACCESS_SIDECAR,
         "files": [name for name, _, _ in sources],
         "rows": len(access),
         "restored": changed[0],
-        "corroboration_rows": len(entities) + len(edges),
+        "corroboration_rows": len(entities) + len(kept_edges),
         "corroboration_restored": changed[1] + changed[2],
         "has_state": True,
-        "missing_paths": len(missing),
-        "missing": missing[:MAX_LISTED],
-        "suggestions": ["memhtml doctor --fix moves usage rows along renames"] if missing else [],
+        "skipped": given - len(access) + edge_skipped,
+        "skipped_paths": unique_skipped[:MAX_LISTED],
+        "followed": [{"from": k, "to": v} for k, v in list(followed.items())[:MAX_LISTED]],
+        "clamped": clamped,
+        "suggestions": (
+            ["rows for paths that are not memories now were not imported (skipped_paths)"]
+            if skipped
+            else []
+        ),
     }

@@ -23,7 +23,10 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memhtml.contracts.errors import MemhtmlError
+from memhtml.contracts.logs import get_logger
 from memhtml.ops.outcome import BatchOutcome, commit_message
+
+log = get_logger("memhtml.store")
 
 if TYPE_CHECKING:
     from memhtml.embed.base import Embedder
@@ -198,7 +201,7 @@ def write_door(corpus: Corpus, embed: bool) -> Iterator[Door]:
     from memhtml.ops.tree import TreeView
 
     embedder = corpus.embedder if embed else None
-    with corpus.lock.hold():
+    with corpus.lock.hold(), answering_disk_full(corpus):
         recover(corpus)
         refuse_unresolved(corpus.root)  # no write mixes into a merge a person must resolve
         corpus.sync()
@@ -261,7 +264,10 @@ def plan_commit(
             embedder=door.embedder,
             now=door.now,
         )
-        return {**payload, "commit_sha": sha, "index": report.to_data(), "vectors": vectors}
+        done = {**payload, "commit_sha": sha, "index": report.to_data(), "vectors": vectors}
+        if report.warnings:  # the commit landed; what did not follow it
+            done["warnings"] = report.warnings
+        return done
 
 
 def commit_changes(
@@ -282,73 +288,179 @@ def commit_changes(
     settles it (see memhtml.store.recovery). The index rows are prepared in
     an open transaction beside the files and the commit (memhtml.index.commit),
     committed once the commit landed and rolled back otherwise.
+
+    Once the commit has landed the write is acknowledged, whatever fails
+    after it: indexing or embedding it (a full disk, most often) becomes a
+    warning on the report (`IndexReport.warnings`), the journal stays, and
+    the next command catches the index up and embeds what landed.
     """
     from memhtml.index.commit import PendingIndex
     from memhtml.store import recovery
-    from memhtml.store.files import apply_changes
+    from memhtml.store.files import Undo, apply_changes
     from memhtml.store.git import PACK_THRESHOLD
-    from memhtml.store.upkeep import keep_in_shape
 
     git, root = corpus.git, corpus.root
-    parent = git.head_fast()  # under the lock: only a hand commit moves it
-    recovery.begin(root, parent, changes)
-    blobs = list(dict.fromkeys(c.content for c in changes if c.content))
-    # A large batch's blobs go into one pack while the files are written.
-    packing = git.store_blobs(blobs) if len(blobs) >= PACK_THRESHOLD else None
-    index_changes = [(c.path, c.content, c.moved_from) for c in changes]
-    pending = PendingIndex.start(corpus.indexer, parent, index_changes, docs)
-    # A failure below puts the tree back and re-raises; the journal is left
-    # only where that restore may not have completed (the next writer then
-    # settles it, which is a no-op for paths already back at HEAD).
+    with answering_disk_full(corpus):
+        parent = git.head_fast()  # under the lock: only a hand commit moves it
+        index_changes = [(c.path, c.content, c.moved_from) for c in changes]
+        recovery.begin(root, parent, changes)
+        # A failure below puts the tree back and re-raises; the journal stays only
+        # where that restore did not complete (the next writer then settles it,
+        # which is a no-op for paths already back at HEAD).
+        undo = Undo()
+        packing = pending = None
+        try:
+            try:
+                blobs = list(dict.fromkeys(c.content for c in changes if c.content))
+                # A large batch's blobs go into one pack while the files are written.
+                packing = git.store_blobs(blobs) if len(blobs) >= PACK_THRESHOLD else None
+                pending = PendingIndex.start(corpus.indexer, parent, index_changes, docs)
+                touched, _ = apply_changes(root, changes, undo)  # restores itself on failure
+            except BaseException:
+                if packing is not None:
+                    packing.kill()
+                if undo.restored or not undo.previous:  # the tree is as it was
+                    recovery.end(root)
+                raise
+            try:
+                if packing is not None:
+                    packing.wait()
+                sha = git.commit_paths(touched, message, parent)
+            except BaseException:
+                if packing is not None:
+                    packing.kill()
+                if git.head() == parent:  # the commit did not land: put the tree back
+                    if _unwind(git, root, undo, touched):
+                        recovery.end(root)
+                else:
+                    recovery.end(root)
+                raise
+        except BaseException:
+            if pending is not None:
+                pending.abandon()
+            raise
+    return _after_commit(
+        corpus,
+        sha,
+        parent=parent,
+        changes=changes,
+        index_changes=index_changes,
+        docs=docs,
+        pending=pending,
+        embedder=embedder,
+        now=now,
+    )
+
+
+def _unwind(git: Any, root: Any, undo: Any, touched: Sequence[str]) -> bool:
+    """Put the tree and git's index back after a commit that did not land; False when the
+    full disk refused part of it (the journal then stays for the next writer)."""
     try:
-        try:
-            touched, undo = apply_changes(root, changes)  # restores itself on failure
-        except BaseException:
-            if packing is not None:
-                packing.kill()
-            raise
-        try:
-            if packing is not None:
-                packing.wait()
-            sha = git.commit_paths(touched, message, parent)
-        except BaseException:
-            if packing is not None:
-                packing.kill()
-            if git.head() == parent:  # the commit did not land: put the tree back
-                undo.restore(root)
-                git.reset_paths(touched)
-            recovery.end(root)
-            raise
-    except BaseException:
+        undo.restore(root)
+    except Exception as exc:  # the commit's own failure is the one to answer with
+        log.warning("putting the tree back after a failed commit failed: %s", exc)
+        return False
+    return bool(git.reset_paths(touched))
+
+
+def _after_commit(
+    corpus: Corpus,
+    sha: str,
+    *,
+    parent: str | None,
+    changes: Sequence[FileChange],
+    index_changes: list[tuple[str, bytes | None, str | None]],
+    docs: Mapping[bytes, Any] | None,
+    pending: Any,
+    embedder: Embedder | None,
+    now: str | None,
+) -> tuple[str, IndexReport, dict[str, Any]]:
+    """Index and embed a landed commit; a failure here is a warning, never the answer."""
+    from memhtml.index.indexer import IndexReport
+    from memhtml.store import recovery
+    from memhtml.store.upkeep import keep_in_shape
+
+    root = corpus.root
+    warnings: list[dict[str, str]] = []
+    try:
+        if pending is None:
+            report = corpus.indexer.apply_commit(parent, sha, index_changes, docs)
+        else:
+            report = pending.finish(sha)
+    except Exception as exc:
         if pending is not None:
             pending.abandon()
-        raise
-    if pending is None:
-        report = corpus.indexer.apply_commit(parent, sha, index_changes, docs)
-    else:
-        try:
-            report = pending.finish(sha)
-        except BaseException:
-            pending.abandon()
-            raise
-    # The journal stays until the batch's vectors exist: a kill after the
-    # commit leaves it, and the next writer embeds what landed unembedded.
-    if embedder is not None:
+        report = IndexReport("update", previous_head=parent)
+        warnings.append(landed_warning(corpus, "index-behind", sha, exc))
+    vectors: dict[str, Any]
+    if warnings:
+        vectors = {"embedded": 0, "pending": None, "model": None, "error": "the index is behind"}
+    elif embedder is not None:
         from memhtml.index.embedding import embed_missing
 
-        vectors = embed_missing(
-            corpus.conn,
-            embedder,
-            root,
-            paths=[c.path for c in changes if c.content],
-            clock=now or corpus.clock(),
-        ).to_data()
+        try:
+            vectors = embed_missing(
+                corpus.conn,
+                embedder,
+                root,
+                paths=[c.path for c in changes if c.content],
+                clock=now or corpus.clock(),
+            ).to_data()
+        except Exception as exc:
+            warnings.append(landed_warning(corpus, "vectors-pending", sha, exc))
+            vectors = {"embedded": 0, "pending": None, "model": embedder.model_id}
+            vectors["error"] = warnings[-1]["message"]
     else:
         vectors = corpus.vectors_off()
-    recovery.end(root)
-    # Under the lock still: repack when git's gc limits are passed (no process otherwise).
-    keep_in_shape(git)
+    # The journal stays until the batch is indexed and its vectors exist: a kill, or a
+    # failure above, leaves it, and the next writer settles what landed.
+    if not warnings:
+        recovery.end(root)
+    report.warnings = warnings
+    try:  # under the lock still: repack when git's gc limits are passed
+        keep_in_shape(corpus.git)
+    except Exception as exc:  # the commit has landed; a repack is only upkeep
+        log.warning("object store upkeep failed after %s: %s", sha, exc)
     return sha, report, vectors
+
+
+def landed_warning(corpus: Corpus, kind: str, sha: str, exc: BaseException) -> dict[str, str]:
+    """A warning for what failed after commit `sha` landed (the write stands)."""
+    from memhtml.ops.errors import as_memhtml_error
+
+    typed = as_memhtml_error(exc, root=corpus.root)
+    what = "indexing it" if kind == "index-behind" else "embedding it"
+    message = (
+        f"the commit {sha[:12]} landed; {what} failed ({typed.message}); the next command"
+        " catches up once it can write"
+    )
+    log.warning("%s", message)
+    return {"code": kind, "error": typed.code, "message": message}
+
+
+@contextmanager
+def answering_disk_full(corpus: Corpus) -> Iterator[None]:
+    """Answer a full disk met inside as DiskFullError naming the root's file system, and say
+    what became of the write: nothing committed, and whether anything is left to settle."""
+    try:
+        yield
+    except Exception as exc:
+        from memhtml.contracts.errors import DiskFullError
+        from memhtml.store.recovery import journal_path
+        from memhtml.store.space import disk_full_cause, disk_full_error
+
+        cause = disk_full_cause(exc)
+        if cause is None or (isinstance(exc, DiskFullError) and "committed" in exc.details):
+            raise
+        left = journal_path(corpus.root).exists()
+        consequence = "nothing was committed" + (
+            "; the next command settles what the full disk left unfinished"
+            if left
+            else " and nothing was left behind"
+        )
+        typed = disk_full_error(corpus.root, cause, consequence=consequence)
+        typed.details["committed"] = False
+        raise typed from exc
 
 
 def recover(corpus: Corpus) -> dict[str, Any]:
@@ -357,11 +469,12 @@ def recover(corpus: Corpus) -> dict[str, Any]:
     from memhtml.store import recovery
 
     with corpus.lock.hold():
-        found = recovery.recover(corpus.git, corpus.root)
+        found = recovery.recover(corpus.git, corpus.root, keep_journal=True)
         report = found.to_data()
         report["stale_git_lock_removed"] = recovery.clear_stale_git_lock(corpus.root)
         if found.settled:
-            # The commit landed but its writer died before indexing or embedding it.
+            # The commit landed but its writer died (or the disk filled) before indexing
+            # or embedding it. The journal goes only once both are done.
             corpus.sync()
             embedder = corpus.embedder
             if embedder is not None:
@@ -375,6 +488,8 @@ def recover(corpus: Corpus) -> dict[str, Any]:
                         paths=found.settled,
                         clock=corpus.clock(),
                     )
+            if not found.unsettled:
+                recovery.end(corpus.root)
         return report
 
 

@@ -19,6 +19,7 @@ from typing import Final, NamedTuple
 
 from memhtml.contracts.errors import InvalidPathError, StorageError
 from memhtml.contracts.paths import is_memory_path
+from memhtml.store import faults
 
 
 class FileChange(NamedTuple):  # not a frozen dataclass: ~1.5 ms of a cold start to create
@@ -56,6 +57,8 @@ def write_atomic(
     """
     parent = target.parent
     if dirs is None or str(parent) not in dirs:
+        if faults.active() and not parent.is_dir() and faults.step(f"mkdir {parent.name}"):
+            raise faults.enospc(str(parent))
         parent.mkdir(parents=True, exist_ok=True)
         if dirs is not None:
             dirs.add(str(parent))
@@ -69,6 +72,8 @@ def write_atomic(
         # fsync by default; the rename keeps readers from seeing a torn file.
         if mode != _NEW_FILE_MODE:
             os.fchmod(fd, mode)
+        if faults.step(f"write {parent.name}/{target.name}"):
+            raise faults.enospc(tmp)  # the test seam: as a full disk fails the write below
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
@@ -182,16 +187,21 @@ class Undo:
     """What to put back if the commit after a change set fails."""
 
     previous: dict[str, bytes | None] = field(default_factory=dict)
+    restored: bool = False  # every path is back (a restore the full disk refused is not)
 
     def restore(self, root: Path) -> None:
-        """Put every touched path back to its previous bytes (or absence)."""
-        for rel, data in self.previous.items():
+        """Put every touched path back to its previous bytes (or absence).
+
+        Removals go first: they free the space that putting bytes back may need."""
+        ordered = sorted(self.previous.items(), key=lambda item: item[1] is not None)
+        for rel, data in ordered:
             target = root / rel
             if data is None:
                 target.unlink(missing_ok=True)
                 prune_empty_dirs(root, target.parent)
             else:
                 write_atomic(target, data)
+        self.restored = True
 
 
 def prune_empty_dirs(root: Path, directory: Path) -> None:
@@ -201,9 +211,15 @@ def prune_empty_dirs(root: Path, directory: Path) -> None:
         directory = directory.parent
 
 
-def apply_changes(root: Path, changes: Sequence[FileChange]) -> tuple[list[str], Undo]:
-    """Apply a change set to the working tree; the touched paths and how to undo them."""
-    undo = Undo()
+def apply_changes(
+    root: Path, changes: Sequence[FileChange], undo: Undo | None = None
+) -> tuple[list[str], Undo]:
+    """Apply a change set to the working tree; the touched paths and how to undo them.
+
+    On a failure the tree is put back before the exception propagates; `undo`
+    (given by the caller) then says whether that restore completed.
+    """
+    undo = Undo() if undo is None else undo
     touched: dict[str, None] = {}
     resolved: dict[str, str] = {}
     dirs: set[str] = set()

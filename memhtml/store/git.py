@@ -15,13 +15,20 @@ import subprocess
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import IO, Final, NamedTuple
 
-from memhtml.contracts.errors import GitError, WriteConflictError
+from memhtml.contracts.errors import GitError, MemhtmlError, WriteConflictError
 from memhtml.contracts.logs import get_logger
-from memhtml.store import trees
+from memhtml.store import faults, trees
 
 log = get_logger("memhtml.store")
+
+
+def is_disk_full_text(text: str) -> bool:
+    """True when git's stderr says the disk (or the quota) is full (memhtml.store.space)."""
+    lowered = text.lower()
+    return "no space left on device" in lowered or "disk quota exceeded" in lowered
+
 
 NULL_SHA: Final = "0" * 40
 COMMIT_SUBJECT_MAX: Final = 72
@@ -127,8 +134,11 @@ class BlobImport:
         import tempfile  # a large batch only: a single write never loads it
 
         self._proc: subprocess.Popen[bytes] | None = None
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by wait()
-        try:
+        self._stderr: IO[bytes] | None = None
+        if faults.git_step(("fast-import",)):
+            return  # the test seam's full disk: the blobs are written loose (or not at all)
+        try:  # a full temporary folder only costs the speed: the blobs are written loose
+            self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by wait()
             with tempfile.TemporaryFile() as stream:
                 stream.write(fast_import_stream(blobs))
                 stream.seek(0)
@@ -146,16 +156,21 @@ class BlobImport:
     def wait(self) -> bool:
         """Wait for the import; True when every blob is stored (False: they will be written
         loose by the commit that follows)."""
-        if self._proc is None:
-            self._stderr.close()
+        if self._proc is None or self._stderr is None:
+            self._close()
             return False
         ok = self._proc.wait() == 0
         if not ok:
             self._stderr.seek(0)
             message = self._stderr.read().decode("utf-8", "replace").strip()
             log.warning("git fast-import failed (the blobs are written loose): %s", message)
-        self._stderr.close()
+        self._close()
         return ok
+
+    def _close(self) -> None:
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
 
     def kill(self) -> None:
         """Stop the import (the write is being abandoned); a partial pack is git's to discard."""
@@ -163,7 +178,7 @@ class BlobImport:
             if self._proc.poll() is None:
                 self._proc.kill()
             self._proc.wait()
-        self._stderr.close()
+        self._close()
 
 
 class Git:
@@ -205,6 +220,22 @@ class Git:
         """Run `git <args>` in the root; stdout bytes, GitError on failure when `check`."""
         if not self._attributes_pinned and args and args[0] in _CONVERTING:
             self.pin_attributes()
+        proc = self._exec(args, stdin=stdin, env=env)
+        if check and proc.returncode != 0:
+            raise self.failure(args, proc.stderr)
+        return proc.stdout
+
+    def _exec(
+        self,
+        args: Sequence[str],
+        *,
+        stdin: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
+        """`git <args>` run to its end (the fault seam of memhtml.store.faults applies)."""
+        verdict = faults.git_step(tuple(args))
+        if verdict == "before":
+            return subprocess.CompletedProcess(["git", *args], 128, b"", faults.GIT_FULL_STDERR)
         try:
             proc = subprocess.run(
                 ["git", *args],
@@ -216,10 +247,19 @@ class Git:
             )
         except FileNotFoundError as exc:
             raise GitError("git is not installed or not on PATH") from exc
-        if check and proc.returncode != 0:
-            err = proc.stderr.decode("utf-8", "replace").strip()
-            raise GitError(f"git {args[0]} failed: {err}", details={"args": list(args)})
-        return proc.stdout
+        if verdict == "after":
+            return subprocess.CompletedProcess(proc.args, 128, proc.stdout, faults.GIT_FULL_STDERR)
+        return proc
+
+    def failure(self, args: Sequence[str], stderr: bytes) -> MemhtmlError:
+        """The error for a failed git command: DiskFullError when git says the disk (or the
+        quota) is full, naming the repository's file system; GitError otherwise."""
+        err = stderr.decode("utf-8", "replace").strip()
+        if is_disk_full_text(err):
+            from memhtml.store.space import disk_full_error
+
+            return disk_full_error(self.root / ".git", doing=f"git {args[0]} ran ({err})")
+        return GitError(f"git {args[0]} failed: {err}", details={"args": list(args)})
 
     def text(self, *args: str, check: bool = True) -> str:
         """Run git and decode stdout as UTF-8, stripped."""
@@ -373,7 +413,12 @@ class Git:
         """The entries of a `start_status` run (GitError when git failed)."""
         out, err = proc.communicate()
         if proc.returncode != 0:
-            raise GitError(f"git status failed: {err.decode('utf-8', 'replace').strip()}")
+            text = err.decode("utf-8", "replace").strip()
+            if is_disk_full_text(text):
+                from memhtml.store.space import disk_full_error
+
+                raise disk_full_error(None, doing=f"git status ran ({text})")
+            raise GitError(f"git status failed: {text}")
         return parse_status(out)
 
     def staged_paths(self, head: str | _Unset | None = _UNSET) -> list[str]:
@@ -482,22 +527,20 @@ class Git:
             staging.wait()  # the commit lands only with its paths staged
         finally:
             staging.reap()
-        proc = subprocess.run(
-            [
-                "git",
-                "update-ref",
-                "-m",
-                message.splitlines()[0],
-                "HEAD",
-                sha,
-                expected_head or NULL_SHA,
-            ],
-            cwd=self.root,
-            capture_output=True,
-            env=self._env(env),
-            check=False,
-        )
+        args = ("update-ref", "-m", message.splitlines()[0], "HEAD", sha, expected_head or NULL_SHA)
+        proc = self._exec(args, env=env)
         if proc.returncode != 0:
+            if self.head() == sha:
+                # HEAD names our commit: it landed, whatever git said after (a reflog line
+                # the full disk refused); the acknowledgement must say so.
+                log.warning(
+                    "git update-ref failed after HEAD moved to %s: %s",
+                    sha,
+                    proc.stderr.decode("utf-8", "replace").strip(),
+                )
+                return sha
+            if is_disk_full_text(proc.stderr.decode("utf-8", "replace")):
+                raise self.failure(args, proc.stderr)
             raise WriteConflictError(
                 "HEAD moved while committing (another writer committed first)",
                 suggestions=["retry the write"],
@@ -631,48 +674,66 @@ class Git:
         """`git <args>` started with `stdin`, fed and read on a thread (`_Job.wait`)."""
         if not self._attributes_pinned and args[0] in _CONVERTING:
             self.pin_attributes()
-        return _Job(["git", *args], self.root, self._env(), stdin)
+        return _Job(self, args, stdin)
 
-    def reset_paths(self, paths: Sequence[str]) -> None:
-        """Put the index entries of `paths` back to HEAD (after a failed commit)."""
-        if paths and self.head():
-            self.run("reset", "-q", "HEAD", "--", *paths, check=False)
+    def reset_paths(self, paths: Sequence[str]) -> bool:
+        """Put the index entries of `paths` back to HEAD (after a failed commit); False when
+        git could not (a full disk: it rewrites its index file), which the caller reports."""
+        head = self.head() if paths else None
+        if head is None:
+            return True
+        staged = self._exec(("diff-index", "--cached", "--name-only", "-z", head, "--", *paths))
+        if staged.returncode == 0 and not staged.stdout:
+            return True  # nothing of theirs is staged: no index to rewrite
+        return self._exec(("reset", "-q", "HEAD", "--", *paths)).returncode == 0
 
 
 class _Job:
     """A git process that runs while the caller does other work (`Git._start`): a thread
     feeds its stdin and collects its output, so a large input never blocks the caller."""
 
-    def __init__(self, argv: list[str], cwd: Path, env: Mapping[str, str], stdin: bytes) -> None:
-        self._argv = argv
+    def __init__(self, git: Git, args: list[str], stdin: bytes) -> None:
+        self._git = git
+        self._args = args
+        self._out: tuple[bytes, bytes] = (b"", b"")
+        self._returncode = 0
+        self._verdict = faults.git_step(tuple(args))
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._thread: threading.Thread | None = None
+        if self._verdict == "before":  # the test seam's full disk: git never starts
+            self._out, self._returncode = (b"", faults.GIT_FULL_STDERR), 128
+            return
         try:
             self._proc = subprocess.Popen(
-                argv,
-                cwd=cwd,
+                ["git", *args],
+                cwd=git.root,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=env,
+                env=git._env(),
             )
         except FileNotFoundError as exc:
             raise GitError("git is not installed or not on PATH") from exc
-        self._out: tuple[bytes, bytes] = (b"", b"")
         self._thread = threading.Thread(target=self._communicate, args=(stdin,), daemon=True)
         self._thread.start()
 
     def _communicate(self, stdin: bytes) -> None:
+        assert self._proc is not None
         self._out = self._proc.communicate(stdin)
+        self._returncode = self._proc.returncode
+        if self._verdict == "after":
+            self._out, self._returncode = (self._out[0], faults.GIT_FULL_STDERR), 128
 
     def reap(self) -> None:
         """Wait for the process to end (it never outlives the caller's step)."""
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
 
     def wait(self) -> bytes:
-        """Its stdout once it ended; GitError when it failed."""
+        """Its stdout once it ended; GitError (DiskFullError for a full disk) when it failed."""
         self.reap()
-        if self._proc.returncode != 0:
-            err = self._out[1].decode("utf-8", "replace").strip()
-            raise GitError(f"git {self._argv[1]} failed: {err}", details={"args": self._argv[1:]})
+        if self._returncode != 0:
+            raise self._git.failure(self._args, self._out[1])
         return self._out[0]
 
 

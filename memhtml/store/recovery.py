@@ -91,6 +91,7 @@ class Recovery:
     settled: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)
     temp_files: list[str] = field(default_factory=list)
+    unsettled: bool = False  # git's index could not be reset: the journal stays
 
     def to_data(self) -> dict[str, Any]:
         """The report payload."""
@@ -103,8 +104,12 @@ class Recovery:
         }
 
 
-def recover(git: Git, root: Path) -> Recovery:
-    """Settle an interrupted batch, if any (the caller holds the repository lock)."""
+def recover(git: Git, root: Path, *, keep_journal: bool = False) -> Recovery:
+    """Settle an interrupted batch, if any (the caller holds the repository lock).
+
+    With `keep_journal`, a journal whose paths landed is left for the caller to
+    `end` once it has indexed and embedded them (a failure meanwhile, a full
+    disk, leaves it for the next writer)."""
     report = Recovery()
     journal = journal_path(root)
     try:
@@ -132,10 +137,14 @@ def recover(git: Git, root: Path) -> Recovery:
             report.rolled_back.append(path)
         else:
             report.left.append(path)
-    if paths and head:
-        git.reset_paths(sorted(paths))
     report.temp_files = sweep_temp_files(root, {str(Path(p).parent) for p in paths})
-    journal.unlink(missing_ok=True)
+    if paths and head and not git.reset_paths(sorted(paths)):
+        # git could not rewrite its index (a full disk): the journal stays, and the
+        # next writer resets the paths again.
+        report.unsettled = True
+        return report
+    if not (keep_journal and report.settled):
+        journal.unlink(missing_ok=True)
     return report
 
 
