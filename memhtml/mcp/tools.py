@@ -326,6 +326,10 @@ class ToolSpec:
     read_only: bool
     destructive: bool = False
     idempotent: bool = False
+    # False for a tool that reads only a commit through git (code mode): the server
+    # runs it beside the corpus calls, which run one at a time, so a long script
+    # never holds up a search.
+    exclusive: bool = True
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema generated from the input model."""
@@ -507,6 +511,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         exec_script,
         read_only=True,
         idempotent=True,
+        exclusive=False,
     ),
     ToolSpec(
         "trace_search",
