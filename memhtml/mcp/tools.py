@@ -595,6 +595,10 @@ def validation_failure(tool: str, exc: ValidationError) -> dict[str, Any]:
     else:
         code = InvalidFlagError.code
     problems = [{"field": _field(e["loc"]), "problem": e["msg"], "kind": e["type"]} for e in errors]
+    for problem, error in zip(problems, errors, strict=True):
+        if error["type"] == "input_too_large":  # the bound and what was given, as data too
+            context = error.get("ctx") or {}
+            problem |= {k: context[k] for k in ("limit", "count", "length") if k in context}
     message = f"{tool}: " + "; ".join(f"{p['field']}: {p['problem']}" for p in problems[:5])
     return failure(
         code, message, [f"tools/list shows the input schema of {tool}"], {"errors": problems}
