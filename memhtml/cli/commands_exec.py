@@ -71,8 +71,10 @@ EXEC_COMMANDS: Final[tuple[Command, ...]] = (
             " A script that throws or reaches a bound is still a success: exit_code,"
             " stdout, stderr (the stack), duration_ms, files_read, and `limit` {name: time |"
             " memory | output | files, bound, reached, unit}; timed_out with exit_code 124"
-            " for time. Output is bounded at 10 MiB, files read at 100,000. docs/code-mode.md"
-            " is the cookbook."
+            " for time. Output is bounded at 10 MiB, files read at 100,000. The bounds cover"
+            " what the script makes happen: HTML is parsed in the sandbox within --memory-mb and"
+            " the deadline, a file larger than --memory-mb is not read (out of memory), a path"
+            " over 4,096 characters is ENAMETOOLONG. docs/code-mode.md is the cookbook."
         ),
     ),
 )
