@@ -29,7 +29,8 @@ from memhtml.codemode.limits import MAX_OUTPUT_BYTES, ExecLimits, LimitHit
 from memhtml.codemode.report import ExecReport, stopped_exit_code
 from memhtml.codemode.tree import PinnedTree
 from memhtml.codemode.worker import DONE, HEADER, INIT, LIMIT, write_frame
-from memhtml.contracts.errors import MissingArgumentError, SandboxError
+from memhtml.contracts.errors import InputTooLargeError, MissingArgumentError, SandboxError
+from memhtml.contracts.limits import MAX_SCRIPT_CHARS
 from memhtml.store.git import Git
 
 WORKER: Final = Path(__file__).with_name("worker.py")
@@ -250,12 +251,23 @@ def run_exec(
         raise MissingArgumentError(
             "the script is empty", suggestions=["memhtml exec --script '<code>'"]
         )
+    if len(script) > MAX_SCRIPT_CHARS:
+        raise InputTooLargeError(
+            f"the script is {len(script):,} characters; at most {MAX_SCRIPT_CHARS:,} are accepted",
+            suggestions=["move data the script embeds into memories it reads"],
+            details={"field": "script", "limit": MAX_SCRIPT_CHARS, "length": len(script)},
+        )
     limits = limits or ExecLimits()
     worker = _Worker()
     tree: PinnedTree | None = None
     try:
         tree = PinnedTree.pin(git, sha)
-        source = rewrite_imports(script)
+        started = time.monotonic()  # reading the script's imports is its time already
+        deadline = started + limits.timeout_ms / 1000
+        try:
+            source = rewrite_imports(script, deadline)
+        except TimeoutError:
+            return _timed_out_early(tree, limits, started)
         files = {
             "/workspace/lib/corpus.mjs": (GUEST / "corpus.js").read_text(encoding="utf-8"),
             "/workspace/lib/nhp.mjs": (GUEST / "dom.js").read_text(encoding="utf-8"),
@@ -269,8 +281,6 @@ def run_exec(
         }
         sizes = (limits.memory_mb, limits.timeout_ms, limits.max_output_bytes, len(script_bytes))
         init = INIT.pack(*sizes) + script_bytes + json.dumps(guest).encode("utf-8", "replace")
-        started = time.monotonic()
-        deadline = started + limits.timeout_ms / 1000
         host = Host(tree, limits, deadline)
         worker.max_frame = max(limits.memory_mb * 1024 * 1024, limits.max_output_bytes) + (1 << 16)
         run = _Run(worker, host, limits)
@@ -285,6 +295,22 @@ def run_exec(
             tree.close()
             if tree.bytes_read > RELEASE_AFTER_BYTES:
                 _release_freed_memory()
+
+
+def _timed_out_early(tree: PinnedTree, limits: ExecLimits, started: float) -> ExecReport:
+    """The report of a script whose deadline passed before it could start."""
+    elapsed = round((time.monotonic() - started) * 1000)
+    limit = LimitHit("time", limits.timeout_ms, elapsed, "ms")
+    return ExecReport(
+        sha=tree.commit,
+        ref=tree.ref,
+        exit_code=stopped_exit_code(limit),
+        stdout="",
+        stderr=limit.message() + "\n",
+        duration_ms=elapsed,
+        limits=limits,
+        limit=limit,
+    )
 
 
 def _report(

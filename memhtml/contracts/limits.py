@@ -24,6 +24,9 @@ MAX_PARAGRAPHS: Final = 1_000
 MAX_PATHS: Final = 1_000
 # The ops of one memory_write_batch (one commit).
 MAX_BATCH_OPS: Final = 10_000
+# The characters of one code-mode script (`exec`): the host reads its imports
+# before the script runs, and that reading is the script's time too.
+MAX_SCRIPT_CHARS: Final = 1_000_000
 
 
 def too_many(count: int, limit: int) -> str:

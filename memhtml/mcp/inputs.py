@@ -23,6 +23,7 @@ from memhtml.contracts.limits import (
     MAX_LABELS,
     MAX_PARAGRAPHS,
     MAX_PATHS,
+    MAX_SCRIPT_CHARS,
     too_many,
 )
 from memhtml.contracts.paths import memory_path
@@ -56,6 +57,17 @@ def _path_ok(value: str) -> str:
         memory_path(value)
     except InvalidPathError as exc:
         raise PydanticCustomError("invalid_path", "{reason}", {"reason": exc.message}) from None
+    return value
+
+
+def _script_ok(value: str) -> str:
+    # The same bound and code as `memhtml exec` and run_exec (ERR_INPUT_TOO_LARGE).
+    if len(value) > MAX_SCRIPT_CHARS:
+        raise PydanticCustomError(
+            "input_too_large",
+            "the script is {length} characters; at most {limit} are accepted",
+            {"length": f"{len(value):,}", "limit": f"{MAX_SCRIPT_CHARS:,}"},
+        )
     return value
 
 
@@ -131,6 +143,7 @@ def _enum(values: tuple[str, ...]) -> WithJsonSchema:
 
 MemoryPath = Annotated[str, AfterValidator(_path_ok)]
 Query = Annotated[str, AfterValidator(_query_ok)]
+Script = Annotated[str, AfterValidator(_script_ok)]
 WritableType = Annotated[
     str,
     AfterValidator(_choice("writable memory type", WRITABLE_MEMORY_TYPES)),
@@ -511,10 +524,11 @@ class ExecInput(BaseModel):
     """exec (code mode; memhtml.codemode)."""
 
     model_config = _MODEL
-    script: str = Field(
+    script: Script = Field(
         min_length=1,
-        max_length=1_000_000,
-        description='An ES module; `import { corpus } from "/workspace/lib/corpus.mjs"`.',
+        description='An ES module; `import { corpus } from "/workspace/lib/corpus.mjs"`'
+        f" (at most {MAX_SCRIPT_CHARS:,} characters).",
+        json_schema_extra={"maxLength": MAX_SCRIPT_CHARS},
     )
     sha: str | None = Field(None, description="The commit to read (default HEAD, resolved first).")
     timeout_ms: int | None = Field(

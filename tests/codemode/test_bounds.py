@@ -303,3 +303,49 @@ def test_the_repro_through_the_cli(one: Path) -> None:
     assert data["exit_code"] in (1, 124)
     # Before: the CLI process itself peaked at 3.0 GB.
     assert peak < 256, f"the CLI process peaked at {peak:.0f} MiB"
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "(" * 900_000,
+        'import { a } from "/workspace/lib/corpus.mjs"\n' * 18_000,
+    ],
+    ids=["brackets", "imports"],
+)
+def test_reading_a_huge_scripts_imports_is_the_scripts_time(one: Path, script: str) -> None:
+    # The host reads a script's imports before it runs: 900 KB of them cost it 6-21 s of
+    # CPU before (18,000 imports rewrote the script once each). Now that reading is
+    # linear and checks the script's deadline.
+    run = held(one, script, timeout_ms=100)
+    assert run.limit == "time", run.report
+    assert run.cpu < 1.0, f"the host spent {run.cpu:.1f} s of CPU"
+
+
+def test_a_script_over_a_million_characters_is_refused_at_every_door(
+    one: Path, run: Run, tmp_path: Path
+) -> None:
+    from memhtml.contracts.errors import InputTooLargeError
+    from memhtml.contracts.limits import MAX_SCRIPT_CHARS
+    from memhtml.mcp.tools import call_tool
+
+    big = "//" + "x" * MAX_SCRIPT_CHARS
+    with pytest.raises(InputTooLargeError) as exc:
+        run(one, big)
+    assert exc.value.details["limit"] == MAX_SCRIPT_CHARS
+    envelope = call_tool(lambda: pytest.fail("opened"), "exec", {"script": big})
+    assert envelope["code"] == "ERR_INPUT_TOO_LARGE"
+    assert envelope["details"]["errors"][0]["field"] == "script"
+    script = tmp_path / "big.mjs"
+    script.write_text(big)
+    proc = subprocess.run(
+        [MEMHTML, "exec", "--repo", str(one), "--file", str(script), "--dense"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    payload = json.loads(proc.stdout)
+    assert payload["code"] == "ERR_INPUT_TOO_LARGE"
+    assert payload["details"] == {"field": "--file", "limit": MAX_SCRIPT_CHARS, "length": len(big)}
+    assert run(one, big[: MAX_SCRIPT_CHARS - 1] + "\n").exit_code == 0  # at the bound it runs
