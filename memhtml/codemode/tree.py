@@ -155,9 +155,10 @@ class PinnedTree:
         is refused before git sees it.
         """
         wanted = (ref or "").strip() or "HEAD"
-        if wanted.startswith("-") or any(c in wanted for c in "\x00\n\r"):
+        if len(wanted) > 256 or wanted.startswith("-") or any(c in wanted for c in "\x00\n\r"):
+            shown = wanted if len(wanted) <= 80 else wanted[:77] + "..."
             raise InvalidFlagError(
-                f"--sha: {wanted!r} is not a commit name", suggestions=["memhtml help exec"]
+                f"--sha: {shown!r} is not a commit name", suggestions=["memhtml help exec"]
             )
         out = git.run("show", "-s", "--format=%H %ct", f"{wanted}^{{commit}}", "--", check=False)
         fields = out.decode("utf-8", "replace").split()

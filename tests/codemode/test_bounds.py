@@ -349,3 +349,11 @@ def test_a_script_over_a_million_characters_is_refused_at_every_door(
     assert payload["code"] == "ERR_INPUT_TOO_LARGE"
     assert payload["details"] == {"field": "--file", "limit": MAX_SCRIPT_CHARS, "length": len(big)}
     assert run(one, big[: MAX_SCRIPT_CHARS - 1] + "\n").exit_code == 0  # at the bound it runs
+
+
+def test_a_10_mb_sha_is_refused_before_git_sees_it(one: Path, run: Run) -> None:
+    from memhtml.contracts.errors import InvalidFlagError
+
+    with pytest.raises(InvalidFlagError) as exc:
+        run(one, "console.log(1)", sha="a" * 10_000_000)
+    assert exc.value.message.startswith("--sha: 'aaa") and len(exc.value.message) < 200
