@@ -28,6 +28,8 @@ def _typer_param(p: Param) -> inspect.Parameter:
     help_text = p.help + (f" [one of: {', '.join(p.choices)}]" if p.choices else "")
     if p.range_text:
         help_text += f" [{p.range_text}]"
+    if p.max_count is not None:
+        help_text += f" [at most {p.max_count:,} times]"
     if p.positional:
         default: Any = typer.Argument(
             ... if p.required else None, help=help_text, metavar=p.metavar, show_default=False

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from memhtml.cli.spec import Command, Param
+from memhtml.contracts.limits import MAX_FILTER_VALUES
 
 H = "memhtml.cli.handlers.eval"
 _NOW = "2026-01-01T00:00:00Z"
@@ -49,6 +50,7 @@ EVAL_COMMANDS: Final[tuple[Command, ...]] = (
                 "diagnostic: override an arm weight, arm=number (repeatable)",
                 multiple=True,
                 metavar="ARM=W",
+                max_count=MAX_FILTER_VALUES,
             ),
             Param(
                 "mmr_lambda",
@@ -124,6 +126,7 @@ EVAL_COMMANDS: Final[tuple[Command, ...]] = (
                 "embedders for the cosine baseline (repeatable; default fake and local)",
                 multiple=True,
                 choices=("fake", "local", "bedrock"),
+                max_count=MAX_FILTER_VALUES,
             ),
         ),
         needs_repo=False,

@@ -44,6 +44,7 @@ EXEC_COMMANDS: Final[tuple[Command, ...]] = (
         ),
         errors=(
             "ERR_INVALID_FLAG",
+            "ERR_INPUT_TOO_LARGE",
             "ERR_MISSING_ARGUMENT",
             "ERR_UNEXPECTED_ARGUMENT",
             "ERR_PATH_NOT_FOUND",
@@ -67,12 +68,15 @@ EXEC_COMMANDS: Final[tuple[Command, ...]] = (
             " edges). No network, environment, host clock (Date is the commit's time), index"
             " or state. Exactly one of --file, --script, or stdin (- or neither); two doors are"
             " ERR_INVALID_FLAG, a missing --file ERR_PATH_NOT_FOUND, a blank script"
-            " ERR_MISSING_ARGUMENT (exit 2); a ref naming no commit is ERR_INVALID_MEMORY."
+            " ERR_MISSING_ARGUMENT, one over 1,000,000 characters ERR_INPUT_TOO_LARGE (exit 2);"
+            " a ref naming no commit is ERR_INVALID_MEMORY."
             " A script that throws or reaches a bound is still a success: exit_code,"
             " stdout, stderr (the stack), duration_ms, files_read, and `limit` {name: time |"
             " memory | output | files, bound, reached, unit}; timed_out with exit_code 124"
-            " for time. Output is bounded at 10 MiB, files read at 100,000. docs/code-mode.md"
-            " is the cookbook."
+            " for time. Output is bounded at 10 MiB, files read at 100,000. The bounds cover"
+            " what the script makes happen: HTML is parsed in the sandbox within --memory-mb and"
+            " the deadline, a file larger than --memory-mb is not read (out of memory), a path"
+            " over 4,096 characters is ENAMETOOLONG. docs/code-mode.md is the cookbook."
         ),
     ),
 )

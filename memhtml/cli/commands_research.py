@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from memhtml.cli.spec import Command, Param
+from memhtml.contracts.limits import MAX_FILTER_VALUES
 
 H = "memhtml.cli.handlers"
 
@@ -38,7 +39,13 @@ RESEARCH_COMMANDS: Final[tuple[Command, ...]] = (
             Param(
                 "out", "directory to write <table>.parquet files into", required=True, metavar="DIR"
             ),
-            Param("table", "only this table (repeatable)", multiple=True, choices=EXPORT_TABLES),
+            Param(
+                "table",
+                "only this table (repeatable)",
+                multiple=True,
+                choices=EXPORT_TABLES,
+                max_count=MAX_FILTER_VALUES,
+            ),
         ),
         errors=("ERR_REPO_REQUIRED", "ERR_STORAGE", "ERR_INVALID_FLAG", "ERR_EXTRA_REQUIRED"),
         examples=("memhtml export --format parquet --out /tmp/memhtml-export",),

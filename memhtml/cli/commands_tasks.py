@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from memhtml.cli.spec import ALLOW_SECRET, Command, Param
+from memhtml.contracts.limits import MAX_FILTER_VALUES, MAX_LABELS, MAX_PARAGRAPHS, MAX_PATHS
 from memhtml.contracts.vocab import TASK_STATUSES
 
 H = "memhtml.cli.handlers"
@@ -19,13 +20,19 @@ TASK_COMMANDS: Final[tuple[Command, ...]] = (
         params=(
             Param("title", "title (one line)", required=True),
             Param("claim", "the commitment, one sentence (default: the title)"),
-            Param("body", "a body paragraph (repeatable)", multiple=True),
+            Param("body", "a body paragraph (repeatable)", multiple=True, max_count=MAX_PARAGRAPHS),
             Param("status", _TASK_STATUS_HELP, default="todo", choices=TASK_STATUSES),
             Param("due", "due date or ISO instant", metavar="DATE"),
             Param("workspace", "file under projects/<workspace>/tasks/ (else areas/inbox/tasks/)"),
-            Param("tag", "tag (repeatable)", multiple=True),
-            Param("entity", "entity `type:name` (repeatable)", multiple=True),
-            Param("blocks", "a task this one blocks (repeatable)", multiple=True, metavar="PATH"),
+            Param("tag", "tag (repeatable)", multiple=True, max_count=MAX_LABELS),
+            Param("entity", "entity `type:name` (repeatable)", multiple=True, max_count=MAX_LABELS),
+            Param(
+                "blocks",
+                "a task this one blocks (repeatable)",
+                multiple=True,
+                metavar="PATH",
+                max_count=MAX_PATHS,
+            ),
             Param("subtask_of", "the parent task", metavar="PATH"),
             Param("session_id", "provenance: agent session id"),
             Param("prompt_id", "provenance: prompt id"),
@@ -86,7 +93,11 @@ TASK_COMMANDS: Final[tuple[Command, ...]] = (
         f"{H}.tasks:list_tasks",
         params=(
             Param(
-                "status", "only these statuses (repeatable)", multiple=True, choices=TASK_STATUSES
+                "status",
+                "only these statuses (repeatable)",
+                multiple=True,
+                choices=TASK_STATUSES,
+                max_count=MAX_FILTER_VALUES,
             ),
             Param("due_before", "due strictly before this calendar day", metavar="DATE"),
             Param("workspace", "only projects/<workspace>/"),

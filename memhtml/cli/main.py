@@ -28,6 +28,7 @@ from memhtml.cli.spec import Command, Param
 from memhtml.cli.table import COMMANDS, GLOBAL_PARAMS, command_by_words
 from memhtml.contracts.envelope import failure, render, success
 from memhtml.contracts.errors import (
+    InputTooLargeError,
     InvalidFlagError,
     MemhtmlError,
     MissingArgumentError,
@@ -218,8 +219,23 @@ def _check_bounds(cmd: Command, params: dict[str, Any]) -> None:
             )
 
 
+def _check_counts(cmd: Command, params: dict[str, Any]) -> None:
+    """The table's bounds on repeated values (memhtml.contracts.limits), before anything else."""
+    for p in cmd.params:
+        value = params.get(p.name)
+        if p.max_count is not None and isinstance(value, list) and len(value) > p.max_count:
+            from memhtml.contracts.limits import too_many_message
+
+            raise InputTooLargeError(
+                too_many_message(p.label, len(value), p.max_count),
+                suggestions=[f"memhtml help {cmd.name}"],
+                details={"field": p.label, "limit": p.max_count, "count": len(value)},
+            )
+
+
 def _run_command(cmd: Command, params: dict[str, Any], out: _Outcome, stdout: TextIO) -> None:
     globals_ = {p.name: params.pop(p.name) for p in GLOBAL_PARAMS}
+    _check_counts(cmd, params)
     _check_choices(cmd, params)
     _check_bounds(cmd, params)
     inv = Invocation(globals_["repo"], bool(globals_["dense"]), bool(globals_["json"]), stdout)

@@ -42,7 +42,7 @@ def _flag_line(p: dict[str, Any]) -> str:
     if p["required"]:
         bits.append("required")
     if p["repeatable"]:
-        bits.append("repeatable")
+        bits.append(f"repeatable, at most {p['max_count']:,}" if "max_count" in p else "repeatable")
     if "default" in p:
         bits.append(f"default {p['default']!r}")
     if "choices" in p:
@@ -77,7 +77,9 @@ def agents_markdown() -> str:
         "`memhtml <version>`, `search` a table. Off a terminal bare `memhtml` prints the",
         "manifest, `--help` the `help` envelope and `--version` the `help` overview",
         "envelope (`data.version`, `data.api_version`). Out-of-range or unknown flag values",
-        "are `ERR_INVALID_FLAG` (exit 2) before anything runs; ranges are listed below.",
+        "are `ERR_INVALID_FLAG` (exit 2) before anything runs; ranges are listed below. A",
+        "flag repeated more often than it allows is `ERR_INPUT_TOO_LARGE` (exit 2), naming",
+        "the flag and its bound.",
         "",
         "## Global flags",
         "",

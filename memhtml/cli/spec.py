@@ -30,6 +30,9 @@ class Param(NamedTuple):
     # runs (ERR_INVALID_FLAG) and printed in the manifest, AGENTS.md and --help.
     minimum: float | None = None
     maximum: float | None = None
+    # How many values a repeatable parameter takes at most (memhtml.contracts.limits):
+    # enforced before the handler runs (ERR_INPUT_TOO_LARGE) and printed as `range` is.
+    max_count: int | None = None
 
     @property
     def label(self) -> str:
@@ -74,6 +77,8 @@ class Param(NamedTuple):
             out["minimum"] = self.minimum
         if self.maximum is not None:
             out["maximum"] = self.maximum
+        if self.max_count is not None:
+            out["max_count"] = self.max_count
         return out
 
 
@@ -105,6 +110,13 @@ class Command(NamedTuple):
     examples: tuple[str, ...] = ()
     details: str = ""
 
+    def _implied_errors(self) -> tuple[str, ...]:
+        # A bounded repeatable can be refused: the code every such command may answer.
+        bounded = any(p.max_count is not None for p in self.params)
+        if bounded and "ERR_INPUT_TOO_LARGE" not in self.errors:
+            return ("ERR_INPUT_TOO_LARGE",)
+        return ()
+
     @property
     def words(self) -> tuple[str, ...]:
         """The command's words, e.g. ("index", "rebuild")."""
@@ -118,7 +130,7 @@ class Command(NamedTuple):
             "response_type": self.response_type,
             "needs_repo": self.needs_repo,
             "params": [p.describe() for p in self.params],
-            "errors": list(self.errors),
+            "errors": list(self.errors) + list(self._implied_errors()),
             "examples": list(self.examples),
             **({"details": self.details} if self.details else {}),
         }

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Final
 
 from memhtml.cli.spec import ALLOW_SECRET, Command, Param
+from memhtml.contracts.limits import MAX_FILTER_VALUES, MAX_LABELS, MAX_PARAGRAPHS, MAX_PATHS
 from memhtml.contracts.vocab import EDGE_RELS, MEMORY_TYPES, PARA_BUCKETS
 
 H = "memhtml.cli.handlers"
@@ -35,11 +36,22 @@ ENVIRONMENT: Final[dict[str, str]] = {
 }
 
 _TYPE = Param("type", "memory type", choices=MEMORY_TYPES, metavar="TYPE")
-_TYPES = Param("type", "restrict to memory type (repeatable)", multiple=True, choices=MEMORY_TYPES)
+_TYPES = Param(
+    "type",
+    "restrict to memory type (repeatable)",
+    multiple=True,
+    choices=MEMORY_TYPES,
+    max_count=MAX_FILTER_VALUES,
+)
 _SCOPE: Final = (
     _TYPES,
     Param("workspace", "restrict to projects/<workspace>/"),
-    Param("tag", "restrict to memories carrying the tag (repeatable)", multiple=True),
+    Param(
+        "tag",
+        "restrict to memories carrying the tag (repeatable)",
+        multiple=True,
+        max_count=MAX_FILTER_VALUES,
+    ),
     Param("entity", "restrict to an entity name, or type:name (case-folded)"),
     Param("include_archived", "include archived memories", type="bool", default=False),
     Param("as_of", "facts valid at this date (superseded ones included)", metavar="DATE"),
@@ -47,7 +59,7 @@ _SCOPE: Final = (
 _WRITE_FIELDS: Final = (
     Param("title", "title (one line)", required=True),
     Param("claim", "the claim: one sentence, becomes the <mark> and the gist"),
-    Param("body", "a body paragraph (repeatable)", multiple=True),
+    Param("body", "a body paragraph (repeatable)", multiple=True, max_count=MAX_PARAGRAPHS),
     Param("article_html", "caller-owned inner HTML of <article> instead of claim/body"),
 )
 
@@ -180,8 +192,8 @@ COMMANDS: tuple[Command, ...] = (
             *_WRITE_FIELDS[:1],
             Param("type", "memory type", required=True, choices=MEMORY_TYPES),
             *_WRITE_FIELDS[1:],
-            Param("entity", "entity `type:name` (repeatable)", multiple=True),
-            Param("tag", "tag (repeatable)", multiple=True),
+            Param("entity", "entity `type:name` (repeatable)", multiple=True, max_count=MAX_LABELS),
+            Param("tag", "tag (repeatable)", multiple=True, max_count=MAX_LABELS),
             Param("workspace", "file under projects/<workspace>/"),
             Param("path", "explicit path (root-relative, under a PARA bucket)"),
             Param(
@@ -296,9 +308,18 @@ COMMANDS: tuple[Command, ...] = (
             Param("para", "PARA bucket", choices=PARA_BUCKETS),
             Param("include_archived", "include archived memories", type="bool", default=False),
             Param("limit", "page size", type="int", default=50, minimum=1, maximum=500),
-            Param("cursor", "continue after this path (from next_cursor)"),
-            Param("facet", "facet filter name=value (repeatable)", multiple=True),
+            Param(
+                "cursor",
+                "continue after this path: the previous page's next_cursor (else ERR_INVALID_FLAG)",
+            ),
+            Param(
+                "facet",
+                "facet filter name=value (repeatable)",
+                multiple=True,
+                max_count=MAX_FILTER_VALUES,
+            ),
         ),
+        errors=("ERR_INVALID_FLAG",),
     ),
     Command(
         "correct",
@@ -355,6 +376,7 @@ _SEARCH_TUNING: Final = (
         "arm weight override arm=value, e.g. recency=0.8 (repeatable)",
         multiple=True,
         metavar="ARM=W",
+        max_count=MAX_FILTER_VALUES,
     ),
     Param("k", "RRF k (default 10, or the repo config's)", type="int", minimum=1),
     Param(
@@ -388,7 +410,12 @@ COMMANDS = (
             ),
             Param("limit", "how many hits", type="int", default=10, minimum=1, maximum=500),
             *_SCOPE,
-            Param("facet", "facet filter name=value (repeatable)", multiple=True),
+            Param(
+                "facet",
+                "facet filter name=value (repeatable)",
+                multiple=True,
+                max_count=MAX_FILTER_VALUES,
+            ),
             Param(
                 "explain", "per hit, each arm's rank and contribution", type="bool", default=False
             ),
@@ -430,7 +457,12 @@ COMMANDS = (
         f"{H}.query:reinforce",
         params=(
             Param(
-                "paths", "memories that were used", positional=True, required=True, multiple=True
+                "paths",
+                "memories that were used",
+                positional=True,
+                required=True,
+                multiple=True,
+                max_count=MAX_PATHS,
             ),
             Param(
                 "signal", "outcome", default="neutral", choices=("positive", "negative", "neutral")
@@ -446,7 +478,12 @@ COMMANDS = (
         params=(
             Param("path", "center memory", positional=True, required=True),
             Param("depth", "hops", type="int", default=1, minimum=1, maximum=2),
-            Param("rel", "only these memory relations (repeatable)", multiple=True),
+            Param(
+                "rel",
+                "only these memory relations (repeatable)",
+                multiple=True,
+                max_count=MAX_FILTER_VALUES,
+            ),
             Param(
                 "limit", "at most this many nodes", type="int", default=100, minimum=1, maximum=500
             ),

@@ -44,6 +44,8 @@ def _param_right(p: dict[str, Any]) -> str:
         notes.append("required")
     if p["repeatable"] and "repeatable" not in p["help"]:
         notes.append("repeatable")
+    if "max_count" in p:
+        notes.append(f"at most {p['max_count']:,} times")
     if "default" in p and p["type"] != "bool":
         notes.append(f"default {p['default']}")
     bounds = describe_range(p.get("minimum"), p.get("maximum"))

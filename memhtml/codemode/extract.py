@@ -1,14 +1,17 @@
-"""Host-side reads of a memory file, in the shapes the guest helper hands a script.
+"""A memory file's fields and DOM, read in the worker, in the shapes the helper hands a script.
 
 The original helper parses each file inside the sandbox with
 `node-html-parser` and reads the closed vocabulary with selectors. Here the
-file is parsed on the host with the project's own libxml2 configuration
-(`memhtml.html.hashing.html_parser`) and the same selectors are answered in
+file is parsed with the project's own libxml2 configuration (the options of
+`memhtml.html.hashing.html_parser`) and the same selectors are answered in
 one pass, so a 10k-memory census costs a C parse per file instead of a
-JavaScript one. The values are the RAW ones the original's selectors return
-(attribute values as written, untrimmed text): the guest trims with
-JavaScript's own `trim()` and builds the objects, so a script sees exactly
-the original's shapes.
+JavaScript one. The parse runs in the worker process, under the script's
+bounds (memhtml/codemode/worker.py loads this module by its path, so it
+imports nothing of memhtml): hostile HTML can cost the script its memory or
+its time, never the host. The values are the RAW ones the original's
+selectors return (attribute values as written, untrimmed text): the guest
+trims with JavaScript's own `trim()` and builds the objects, so a script sees
+exactly the original's shapes.
 
     title       text of the first `title`
     memoryType  first non-empty `meta[name="memhtml-type"]` content
@@ -29,30 +32,52 @@ text node a string.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, Final
 
 from lxml import etree
 
-from memhtml.html.hashing import html_parser
+TYPE_CHECKING = False  # `typing` is not worth its import in the worker
+if TYPE_CHECKING:
+    from typing import Any, Final
 
-Fields = list[Any]
+    Fields = list[Any]
+
 _WANTED: Final = ("title", "meta", "link", "mark", "dt", "cite", "time")
 
 
 @cache
 def _parser() -> etree.HTMLParser:
-    return html_parser(remove_comments=True)
+    # memhtml.html.hashing.html_parser's options, spelled out: the worker loads this
+    # module by its path, without the memhtml package (tests/codemode/test_bounds.py
+    # holds the two parsers equal).
+    return etree.HTMLParser(encoding="utf-8", no_network=True, remove_comments=True)
+
+
+def _out_of_memory(log: Any) -> bool:
+    no_memory = etree.ErrorTypes.ERR_NO_MEMORY
+    return any(entry.type == no_memory for entry in log)
 
 
 def parse(data: bytes | str) -> etree._Element | None:
-    """The file's element tree (None for an empty or unparseable file); never raises."""
+    """The file's element tree (None for an empty or unparseable file).
+
+    MemoryError when libxml2 ran out of memory: its parser then stops where it
+    was, and a partial tree must not pass for the document.
+    """
     source = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if not source.strip():
         return None
+    parser = _parser()
     try:
-        return etree.fromstring(source, parser=_parser())
-    except (etree.LxmlError, ValueError):
+        root = etree.fromstring(source, parser=parser)
+    except etree.LxmlError as exc:
+        if _out_of_memory(getattr(exc, "error_log", parser.error_log)):
+            raise MemoryError("the HTML parser ran out of memory") from None
         return None
+    except ValueError:
+        return None
+    if _out_of_memory(parser.error_log):
+        raise MemoryError("the HTML parser ran out of memory")
+    return root
 
 
 def _text(el: etree._Element) -> str:

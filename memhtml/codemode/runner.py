@@ -11,6 +11,7 @@ so only the process boundary can stop it).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -24,16 +25,19 @@ from typing import Final
 
 from memhtml.codemode.host import Host, LimitReachedError
 from memhtml.codemode.imports import rewrite_imports
-from memhtml.codemode.limits import ExecLimits, LimitHit
+from memhtml.codemode.limits import MAX_OUTPUT_BYTES, ExecLimits, LimitHit
 from memhtml.codemode.report import ExecReport, stopped_exit_code
 from memhtml.codemode.tree import PinnedTree
 from memhtml.codemode.worker import DONE, HEADER, INIT, LIMIT, write_frame
-from memhtml.contracts.errors import MissingArgumentError, SandboxError
+from memhtml.contracts.errors import InputTooLargeError, MissingArgumentError, SandboxError
+from memhtml.contracts.limits import MAX_SCRIPT_CHARS
 from memhtml.store.git import Git
 
 WORKER: Final = Path(__file__).with_name("worker.py")
 GUEST: Final = Path(__file__).with_name("guest")
 _STDERR_KEEP: Final = 16 * 1024
+# Bytes of the tree an execution read past which the freed heap is handed back.
+RELEASE_AFTER_BYTES: Final = 16 * 1024 * 1024
 
 
 def _quickjs_folder() -> str:
@@ -47,12 +51,30 @@ def _quickjs_folder() -> str:
     return str(Path(spec.origin).parent)
 
 
+def _lxml_folder() -> str:
+    """Where lxml is (found without importing it): the worker parses HTML with it."""
+    spec = importlib.util.find_spec("lxml")
+    if spec is None or not spec.submodule_search_locations:
+        raise SandboxError("lxml is not installed", suggestions=["pip install lxml"])
+    return str(Path(next(iter(spec.submodule_search_locations))).parent)
+
+
+class FrameTooLargeError(Exception):
+    """The worker announced a frame larger than the parent will hold."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"a frame of {size} bytes")
+        self.size = size
+
+
 class _Worker:
     """The worker process and its frame stream."""
 
     def __init__(self) -> None:
+        argv = [sys.executable, "-I", "-S", str(WORKER), _quickjs_folder(), str(os.getpid())]
+        self.max_frame = MAX_OUTPUT_BYTES  # until the limits are known
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(WORKER), _quickjs_folder(), str(os.getpid())],
+            [*argv, _lxml_folder()],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -81,13 +103,21 @@ class _Worker:
         return True
 
     def frame(self, deadline: float) -> tuple[bytes, bytes] | None:
-        """The next frame; None at the deadline; (b"", b"") when the worker has exited."""
+        """The next frame; None at the deadline; (b"", b"") when the worker has exited.
+
+        A frame announced larger than `max_frame` is FrameTooLargeError before
+        any of it is buffered.
+        """
         while True:
             if len(self.buffer) >= HEADER.size:
                 kind, size = HEADER.unpack_from(self.buffer)
+                if size > self.max_frame:
+                    raise FrameTooLargeError(size)
                 if len(self.buffer) >= HEADER.size + size:
                     payload = bytes(self.buffer[HEADER.size : HEADER.size + size])
                     del self.buffer[: HEADER.size + size]
+                    if not self.buffer:
+                        self.buffer = bytearray()  # let a large frame's buffer go
                     return kind, payload
             left = deadline - time.monotonic()
             if left <= 0:
@@ -113,6 +143,20 @@ class _Worker:
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+def _release_freed_memory() -> None:
+    """Hand the heap's free pages back to the system (glibc), after an execution read much.
+
+    The blobs a script read are freed with the tree, but glibc keeps the heap
+    they grew (its mmap threshold rises with the first large free), so a
+    long-lived server would keep an execution's reads as resident memory.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):  # not glibc
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _seed(sha: str) -> list[int]:
@@ -146,7 +190,14 @@ class _Run:
     def serve(self, started: float, deadline: float) -> None:
         """Run until done, a bound, or the worker's death."""
         while True:
-            frame = self.worker.frame(deadline)
+            try:
+                frame = self.worker.frame(deadline)
+            except FrameTooLargeError as big:
+                # Only a request can be this large, and what a script passes in counts
+                # towards its memory: more than its bound could never have been held.
+                reached = -(-big.size // (1024 * 1024))
+                self.limit = LimitHit("memory", self.limits.memory_mb, reached, "MB")
+                return
             if frame is None:
                 self._timed_out(started)
                 return
@@ -158,8 +209,9 @@ class _Run:
                 op, _, arg = payload.decode("utf-8", "replace").partition("\n")
                 try:
                     answer = self.host.handle(op, arg)
-                    if not self.worker.send(b"r", answer.encode("utf-8", "replace")):
+                    if not self.worker.send(b"r", answer):
                         return
+                    del answer
                     self.host.prefetch()
                 except LimitReachedError as stop:
                     self.limit = stop.limit
@@ -199,12 +251,23 @@ def run_exec(
         raise MissingArgumentError(
             "the script is empty", suggestions=["memhtml exec --script '<code>'"]
         )
+    if len(script) > MAX_SCRIPT_CHARS:
+        raise InputTooLargeError(
+            f"the script is {len(script):,} characters; at most {MAX_SCRIPT_CHARS:,} are accepted",
+            suggestions=["move data the script embeds into memories it reads"],
+            details={"field": "script", "limit": MAX_SCRIPT_CHARS, "length": len(script)},
+        )
     limits = limits or ExecLimits()
     worker = _Worker()
     tree: PinnedTree | None = None
     try:
         tree = PinnedTree.pin(git, sha)
-        source = rewrite_imports(script)
+        started = time.monotonic()  # reading the script's imports is its time already
+        deadline = started + limits.timeout_ms / 1000
+        try:
+            source = rewrite_imports(script, deadline)
+        except TimeoutError:
+            return _timed_out_early(tree, limits, started)
         files = {
             "/workspace/lib/corpus.mjs": (GUEST / "corpus.js").read_text(encoding="utf-8"),
             "/workspace/lib/nhp.mjs": (GUEST / "dom.js").read_text(encoding="utf-8"),
@@ -218,9 +281,8 @@ def run_exec(
         }
         sizes = (limits.memory_mb, limits.timeout_ms, limits.max_output_bytes, len(script_bytes))
         init = INIT.pack(*sizes) + script_bytes + json.dumps(guest).encode("utf-8", "replace")
-        started = time.monotonic()
-        deadline = started + limits.timeout_ms / 1000
         host = Host(tree, limits, deadline)
+        worker.max_frame = max(limits.memory_mb * 1024 * 1024, limits.max_output_bytes) + (1 << 16)
         run = _Run(worker, host, limits)
         if worker.send(b"i", init):
             run.serve(started, deadline)
@@ -231,6 +293,24 @@ def run_exec(
         worker.close()
         if tree is not None:
             tree.close()
+            if tree.bytes_read > RELEASE_AFTER_BYTES:
+                _release_freed_memory()
+
+
+def _timed_out_early(tree: PinnedTree, limits: ExecLimits, started: float) -> ExecReport:
+    """The report of a script whose deadline passed before it could start."""
+    elapsed = round((time.monotonic() - started) * 1000)
+    limit = LimitHit("time", limits.timeout_ms, elapsed, "ms")
+    return ExecReport(
+        sha=tree.commit,
+        ref=tree.ref,
+        exit_code=stopped_exit_code(limit),
+        stdout="",
+        stderr=limit.message() + "\n",
+        duration_ms=elapsed,
+        limits=limits,
+        limit=limit,
+    )
 
 
 def _report(

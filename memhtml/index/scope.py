@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memhtml.contracts.dates import parse_datetime_input
-from memhtml.contracts.errors import InvalidFlagError, InvalidMemoryError
+from memhtml.contracts.errors import InputTooLargeError, InvalidFlagError, InvalidMemoryError
+from memhtml.contracts.limits import MAX_FILTER_VALUES, too_many_message
 from memhtml.contracts.vocab import MEMORY_TYPES
 
 
@@ -42,12 +43,19 @@ class Scope:
         as_of: str | None = None,
         facets: Sequence[str] | None = None,
     ) -> Scope:
-        """Validate raw filter values into a Scope."""
+        """Validate raw filter values into a Scope (ERR_INPUT_TOO_LARGE past MAX_FILTER_VALUES)."""
         type_list = (types,) if isinstance(types, str) else tuple(types or ())
+        tag_list = (tags,) if isinstance(tags, str) else tuple(tags or ())
+        facet_list = (facets,) if isinstance(facets, str) else tuple(facets or ())
+        for name, given in (("type", type_list), ("tag", tag_list), ("facet", facet_list)):
+            if len(given) > MAX_FILTER_VALUES:
+                raise InputTooLargeError(
+                    too_many_message(name, len(given), MAX_FILTER_VALUES),
+                    details={"field": name, "limit": MAX_FILTER_VALUES, "count": len(given)},
+                )
         for t in type_list:
             if t not in MEMORY_TYPES:
                 raise InvalidFlagError(f"unknown memory type {t!r}")
-        tag_list = (tags,) if isinstance(tags, str) else tuple(tags or ())
         as_of_value = None
         if as_of:
             try:
@@ -57,7 +65,7 @@ class Scope:
             if len(as_of_value) == 10:  # a date means the whole of that day
                 as_of_value += "T23:59:59Z"
         facet_pairs: list[tuple[str, str]] = []
-        for raw in facets or ():
+        for raw in facet_list:
             name, sep, value = raw.partition("=")
             if not sep or not name.strip():
                 raise InvalidFlagError(f"facet filter {raw!r} is not name=value")

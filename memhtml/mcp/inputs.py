@@ -12,11 +12,20 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from pydantic.json_schema import JsonDict
 from pydantic_core import PydanticCustomError
 
 from memhtml.contracts.errors import InvalidPathError
+from memhtml.contracts.limits import (
+    MAX_BATCH_OPS,
+    MAX_FILTER_VALUES,
+    MAX_LABELS,
+    MAX_PARAGRAPHS,
+    MAX_PATHS,
+    MAX_SCRIPT_CHARS,
+    too_many,
+)
 from memhtml.contracts.paths import memory_path
 from memhtml.contracts.vocab import (
     EDGE_RELS,
@@ -51,6 +60,17 @@ def _path_ok(value: str) -> str:
     return value
 
 
+def _script_ok(value: str) -> str:
+    # The same bound and code as `memhtml exec` and run_exec (ERR_INPUT_TOO_LARGE).
+    if len(value) > MAX_SCRIPT_CHARS:
+        raise PydanticCustomError(
+            "input_too_large",
+            "the script is {length} characters; at most {limit} are accepted",
+            {"length": f"{len(value):,}", "limit": f"{MAX_SCRIPT_CHARS:,}"},
+        )
+    return value
+
+
 def _query_ok(value: str) -> str:
     # Refused here, before a corpus is opened; the core refuses it too (ERR_INPUT_TOO_LARGE).
     if len(value) > MAX_QUERY_CHARS:
@@ -60,6 +80,25 @@ def _query_ok(value: str) -> str:
             {"length": f"{len(value):,}", "limit": f"{MAX_QUERY_CHARS:,}"},
         )
     return value
+
+
+def _at_most(limit: int) -> BeforeValidator:
+    """A list (or mapping) input of at most `limit` entries (memhtml.contracts.limits)."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, (list, tuple, dict)) and len(value) > limit:
+            raise PydanticCustomError(
+                "input_too_large",
+                "{message}",
+                {"message": too_many(len(value), limit), "limit": limit, "count": len(value)},
+            )
+        return value
+
+    return BeforeValidator(check)
+
+
+def _items(limit: int) -> JsonDict:
+    return {"maxItems": limit}
 
 
 def _no_facets(value: Facets | None) -> Facets | None:
@@ -76,8 +115,8 @@ def _choice(what: str, choices: tuple[str, ...]) -> Callable[[str], str]:
         if value not in choices:
             raise PydanticCustomError(
                 "invalid_choice",
-                "{value!r} is not a {what}; one of: {choices}",
-                {"value": value, "what": what, "choices": ", ".join(choices)},
+                "{value} is not a {what}; one of: {choices}",
+                {"value": repr(value), "what": what, "choices": ", ".join(choices)},
             )
         return value
 
@@ -90,8 +129,8 @@ def _rel_in(choices: tuple[str, ...]) -> Callable[[str], str]:
         if rel is None or rel not in choices:
             raise PydanticCustomError(
                 "invalid_choice",
-                "{value!r} is not an accepted relation here; one of: {choices}",
-                {"value": value, "choices": ", ".join(choices)},
+                "{value} is not an accepted relation here; one of: {choices}",
+                {"value": repr(value), "choices": ", ".join(choices)},
             )
         return rel
 
@@ -104,6 +143,7 @@ def _enum(values: tuple[str, ...]) -> WithJsonSchema:
 
 MemoryPath = Annotated[str, AfterValidator(_path_ok)]
 Query = Annotated[str, AfterValidator(_query_ok)]
+Script = Annotated[str, AfterValidator(_script_ok)]
 WritableType = Annotated[
     str,
     AfterValidator(_choice("writable memory type", WRITABLE_MEMORY_TYPES)),
@@ -118,7 +158,12 @@ TaskStatus = Annotated[
     str, AfterValidator(_choice("task status", TASK_STATUSES)), _enum(TASK_STATUSES)
 ]
 Facets = dict[str, str] | list[str]
-NoFacets = Annotated[Facets | None, AfterValidator(_no_facets)]
+FacetFilter = Annotated[Facets | None, _at_most(MAX_FILTER_VALUES)]
+NoFacets = Annotated[Facets | None, _at_most(MAX_FILTER_VALUES), AfterValidator(_no_facets)]
+Labels = Annotated[list[str] | None, _at_most(MAX_LABELS)]
+Body = Annotated[str | list[str] | None, _at_most(MAX_PARAGRAPHS)]
+TypeFilter = Annotated[list[AnyType] | None, _at_most(MAX_FILTER_VALUES)]
+TagFilter = Annotated[list[str] | None, _at_most(MAX_FILTER_VALUES)]
 _QUERY_SCHEMA: Final[JsonDict] = {"maxLength": MAX_QUERY_CHARS}
 
 _D = {
@@ -142,8 +187,10 @@ class WriteInput(BaseModel):
     model_config = _MODEL
     title: str = Field(min_length=1, max_length=300, description="One-line title.")
     memory_type: WritableType = Field(description="Memory type (arc is written by sleep only).")
-    body: str | list[str] | None = Field(
-        None, description="Prose body; without `claim`, its first sentence becomes the claim."
+    body: Body = Field(
+        None,
+        description="Prose body; without `claim`, its first sentence becomes the claim.",
+        json_schema_extra=_items(MAX_PARAGRAPHS),
     )
     article_html: str | None = Field(
         None, description="Caller-owned inner HTML of <article>, instead of claim/body."
@@ -158,8 +205,14 @@ class WriteInput(BaseModel):
         None, description="Fail (ERR_WRITE_CONFLICT) instead of suffixing when `path` is taken."
     )
     workspace: str | None = Field(None, description="File under projects/<workspace>/.")
-    tags: list[str] | None = Field(None, description="Tags; the first one picks the topic folder.")
-    entities: list[str] | None = Field(None, description="Entities as 'type:name'.")
+    tags: Labels = Field(
+        None,
+        description="Tags; the first one picks the topic folder.",
+        json_schema_extra=_items(MAX_LABELS),
+    )
+    entities: Labels = Field(
+        None, description="Entities as 'type:name'.", json_schema_extra=_items(MAX_LABELS)
+    )
     importance: int | None = Field(None, ge=1, le=10, description="Importance 1..10.")
     confidence: float | None = Field(None, ge=0.0, le=1.0, description="Confidence 0..1.")
     event_at: str | None = Field(
@@ -175,14 +228,15 @@ class WriteBatchInput(BaseModel):
     """memory_write_batch."""
 
     model_config = _MODEL
-    ops: list[dict[str, Any]] = Field(
+    ops: Annotated[list[dict[str, Any]], _at_most(MAX_BATCH_OPS)] = Field(
+        json_schema_extra=_items(MAX_BATCH_OPS),
         description=(
             'Ops in order. A write op is memory_write\'s fields, e.g. {"title": ...,'
             ' "memory_type": "semantic", "body": ...} ("op": "write" is the default);'
             ' also {"op": "correct", "target_path": ..., "claim": ...},'
             ' {"op": "archive", "path": ...},'
             ' {"op": "link", "src_path": ..., "rel": ..., "dst_path": ...}.'
-        )
+        ),
     )
     continue_on_error: bool | None = Field(
         None, description="Commit the ops that succeed instead of none (default: atomic)."
@@ -242,13 +296,23 @@ class SearchInput(BaseModel):
         json_schema_extra=_QUERY_SCHEMA,
     )
     limit: int | None = Field(None, ge=1, le=500, description="How many hits (default 10).")
-    memory_types: list[AnyType] | None = Field(
-        None, description="Only these memory types (tasks are excluded unless named)."
+    memory_types: TypeFilter = Field(
+        None,
+        description="Only these memory types (tasks are excluded unless named).",
+        json_schema_extra=_items(MAX_FILTER_VALUES),
     )
     workspace: str | None = Field(None, description=_D["workspace"])
-    tags: list[str] | None = Field(None, description="Only memories carrying every tag.")
+    tags: TagFilter = Field(
+        None,
+        description="Only memories carrying every tag.",
+        json_schema_extra=_items(MAX_FILTER_VALUES),
+    )
     entity: str | None = Field(None, description=_D["entity"])
-    facets: Facets | None = Field(None, description=_D["facets"])
+    facets: FacetFilter = Field(
+        None,
+        description=_D["facets"],
+        json_schema_extra={"maxItems": MAX_FILTER_VALUES, "maxProperties": MAX_FILTER_VALUES},
+    )
     include_archived: bool | None = Field(None, description=_D["include_archived"])
     as_of: str | None = Field(None, description=_D["as_of"])
     explain: bool | None = Field(
@@ -269,8 +333,14 @@ class RecallInput(BaseModel):
         None, ge=0, description="Character budget for quoted memory text (default 16000)."
     )
     workspace: str | None = Field(None, description=_D["workspace"])
-    memory_types: list[AnyType] | None = Field(None, description="Only these types (ours).")
-    tags: list[str] | None = Field(None, description="Only memories carrying every tag (ours).")
+    memory_types: TypeFilter = Field(
+        None, description="Only these types (ours).", json_schema_extra=_items(MAX_FILTER_VALUES)
+    )
+    tags: TagFilter = Field(
+        None,
+        description="Only memories carrying every tag (ours).",
+        json_schema_extra=_items(MAX_FILTER_VALUES),
+    )
     entity: str | None = Field(None, description=_D["entity"] + " (ours)")
     include_archived: bool | None = Field(None, description=_D["include_archived"] + " (ours)")
     as_of: str | None = Field(None, description=_D["as_of"] + " (ours)")
@@ -283,8 +353,10 @@ class CorrectInput(BaseModel):
     target_path: MemoryPath = Field(description="The live memory to correct.")
     title: str = Field(min_length=1, max_length=300, description="Title of the replacement.")
     reason: str = Field(description="Why (recorded in the commit message).")
-    body: str | list[str] | None = Field(
-        None, description="New prose body; without `claim`, its first sentence is the claim."
+    body: Body = Field(
+        None,
+        description="New prose body; without `claim`, its first sentence is the claim.",
+        json_schema_extra=_items(MAX_PARAGRAPHS),
     )
     article_html: str | None = Field(None, description="New inner HTML of <article>.")
     claim: str | None = Field(None, description="The new claim, one sentence (ours).")
@@ -313,7 +385,11 @@ class NeighborsInput(BaseModel):
     model_config = _MODEL
     path: MemoryPath = Field(description="The center memory.")
     depth: int | None = Field(None, description="Hops: 1 (default) or 2; clamped to 1..2.")
-    rels: list[MemoryRel] | None = Field(None, description="Only these memory relations.")
+    rels: Annotated[list[MemoryRel] | None, _at_most(MAX_FILTER_VALUES)] = Field(
+        None,
+        description="Only these memory relations.",
+        json_schema_extra=_items(MAX_FILTER_VALUES),
+    )
     limit: int | None = Field(None, ge=1, le=500, description="At most this many nodes (100).")
 
 
@@ -336,7 +412,9 @@ class ReinforceInput(BaseModel):
     """memory_reinforce."""
 
     model_config = _MODEL
-    paths: list[MemoryPath] = Field(min_length=1, description="Memories that were used.")
+    paths: Annotated[list[MemoryPath], _at_most(MAX_PATHS)] = Field(
+        min_length=1, description="Memories that were used.", json_schema_extra=_items(MAX_PATHS)
+    )
     signal: Signal = Field(description="Outcome: positive, negative or neutral.")
 
 
@@ -352,11 +430,16 @@ class ListInput(BaseModel):
         None,
         description="Not implemented for listings: a non-empty value is refused"
         " (ERR_INVALID_FLAG); memory_search filters by facet.",
+        json_schema_extra={"maxItems": MAX_FILTER_VALUES, "maxProperties": MAX_FILTER_VALUES},
     )
     para: Para | None = Field(None, description="Only this PARA bucket.")
     include_archived: bool | None = Field(None, description=_D["include_archived"] + " (ours)")
     limit: int | None = Field(None, ge=1, le=500, description="Page size (default 50).")
-    cursor: str | None = Field(None, description="Continue after this path (next_cursor).")
+    cursor: str | None = Field(
+        None,
+        description="Continue after this path: the previous page's next_cursor (anything"
+        " else is refused, ERR_INVALID_FLAG).",
+    )
 
 
 class StatusInput(BaseModel):
@@ -396,7 +479,11 @@ class TaskAddInput(BaseModel):
     model_config = _MODEL
     title: str = Field(min_length=1, max_length=300, description="One-line title.")
     claim: str | None = Field(None, description="The commitment, one sentence (default: title).")
-    body: str | list[str] | None = Field(None, description="Body paragraphs after the claim.")
+    body: Body = Field(
+        None,
+        description="Body paragraphs after the claim.",
+        json_schema_extra=_items(MAX_PARAGRAPHS),
+    )
     status: TaskStatus | None = Field(None, description="Initial status (default todo).")
     due: str | None = Field(
         None, description="Due date or ISO instant (YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ)."
@@ -404,9 +491,13 @@ class TaskAddInput(BaseModel):
     workspace: str | None = Field(
         None, description="File under projects/<workspace>/tasks/ (else areas/inbox/tasks/)."
     )
-    tags: list[str] | None = Field(None, description="Tags.")
-    entities: list[str] | None = Field(None, description="Entities as 'type:name'.")
-    blocks: list[MemoryPath] | None = Field(None, description="Tasks this task blocks.")
+    tags: Labels = Field(None, description="Tags.", json_schema_extra=_items(MAX_LABELS))
+    entities: Labels = Field(
+        None, description="Entities as 'type:name'.", json_schema_extra=_items(MAX_LABELS)
+    )
+    blocks: Annotated[list[MemoryPath] | None, _at_most(MAX_PATHS)] = Field(
+        None, description="Tasks this task blocks.", json_schema_extra=_items(MAX_PATHS)
+    )
     subtask_of: MemoryPath | None = Field(None, description="The parent task.")
     session_id: str | None = Field(None, description=_D["session_id"])
     prompt_id: str | None = Field(None, description=_D["prompt_id"])
@@ -426,8 +517,10 @@ class TaskListInput(BaseModel):
     """task_list."""
 
     model_config = _MODEL
-    status: list[TaskStatus] | None = Field(
-        None, description="Only these statuses (default: every status but done)."
+    status: Annotated[list[TaskStatus] | None, _at_most(MAX_FILTER_VALUES)] = Field(
+        None,
+        description="Only these statuses (default: every status but done).",
+        json_schema_extra=_items(MAX_FILTER_VALUES),
     )
     due_before: str | None = Field(
         None, description="Only tasks due strictly before this calendar day (a date)."
@@ -441,10 +534,11 @@ class ExecInput(BaseModel):
     """exec (code mode; memhtml.codemode)."""
 
     model_config = _MODEL
-    script: str = Field(
+    script: Script = Field(
         min_length=1,
-        max_length=1_000_000,
-        description='An ES module; `import { corpus } from "/workspace/lib/corpus.mjs"`.',
+        description='An ES module; `import { corpus } from "/workspace/lib/corpus.mjs"`'
+        f" (at most {MAX_SCRIPT_CHARS:,} characters).",
+        json_schema_extra={"maxLength": MAX_SCRIPT_CHARS},
     )
     sha: str | None = Field(None, description="The commit to read (default HEAD, resolved first).")
     timeout_ms: int | None = Field(

@@ -4,7 +4,9 @@ stdout is the protocol; logs go to stderr (the SDK also points fd 1 at stderr
 while serving, so a stray print cannot corrupt a frame). Corpus calls are
 blocking (SQLite, git), so they run in a worker thread, one at a time: the
 Corpus's single index connection is never used by two calls at once, and the
-event loop keeps answering pings while a commit runs.
+event loop keeps answering pings while a commit runs. `exec` (code mode)
+reads a commit through git only: it runs beside them (at most EXEC_SLOTS at
+once), so a long script never holds up a search, a write or a ping.
 
 The server shares the store with CLI processes: writes take the repository
 lock (bounded by MEMHTML_LOCK_TIMEOUT, then ERR_WRITE_CONFLICT), SQLite runs
@@ -20,6 +22,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -43,13 +46,15 @@ from memhtml.contracts.errors import (
 )
 from memhtml.mcp import SERVER_NAME
 from memhtml.mcp.resources import FIXED, TEMPLATES, ResourceText, read_resource
-from memhtml.mcp.tools import TOOLS, call_tool
+from memhtml.mcp.tools import TOOLS, TOOLS_BY_NAME, call_tool
 
 if TYPE_CHECKING:
     from memhtml.ops.corpus import Corpus
 
 log = logging.getLogger("memhtml.mcp")
 T = TypeVar("T")
+# Scripts at once: each is a worker process bounded by its own memory and time.
+EXEC_SLOTS = 2
 
 INSTRUCTIONS = (
     "memhtml is your long-term memory: a git repository of small HTML files, one fact each,"
@@ -101,6 +106,8 @@ class MemhtmlMCP:
         self.root = resolve_root(repo)
         self._corpus: Corpus | None = None
         self._limiter = anyio.CapacityLimiter(1)
+        self._beside = anyio.CapacityLimiter(EXEC_SLOTS)
+        self._counting = threading.Lock()  # calls beside the corpus count from their threads
         self._tools = _tool_list()
         self.stats: dict[str, int] = {
             "tool_calls": 0,
@@ -131,14 +138,38 @@ class MemhtmlMCP:
         return await anyio.to_thread.run_sync(functools.partial(fn, *args), limiter=self._limiter)
 
     # -- synchronous entry points (also what tests and the benchmark drive) -----------
-    def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+    def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        get: Callable[[], Corpus] | None = None,
+    ) -> dict[str, Any]:
         """Run one tool and count it; always an envelope."""
-        envelope = call_tool(self.corpus, name, arguments)
-        self.stats["tool_calls"] += 1
+        envelope = call_tool(get or self.corpus, name, arguments)
+        with self._counting:
+            self.stats["tool_calls"] += 1
+            if not envelope.get("ok"):
+                self.stats["tool_errors"] += 1
         if not envelope.get("ok"):
-            self.stats["tool_errors"] += 1
             log.info("tool %s -> %s: %s", name, envelope.get("code"), envelope.get("error"))
         return envelope
+
+    def opened(self) -> Callable[[], Corpus]:
+        """A getter of the open Corpus for a call beside the others (it raises what opening did).
+
+        Opening runs one at a time with the corpus calls; the getter then only
+        hands out the Corpus, whose `git` a call beside them reads.
+        """
+        try:
+            corpus = self.corpus()
+        except MemhtmlError as err:
+            failed = err
+
+            def refuse() -> Corpus:
+                raise failed
+
+            return refuse
+        return lambda: corpus
 
     def read(self, uri: str) -> ResourceText:
         """Read one resource; raises MemhtmlError on failure."""
@@ -160,7 +191,16 @@ class MemhtmlMCP:
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         """One tool call, answered with the envelope (errors as isError, never raised)."""
-        envelope = await self._blocking(self.call, params.name, params.arguments)
+        spec = TOOLS_BY_NAME.get(params.name)
+        if spec is not None and not spec.exclusive:
+            corpus = self._corpus
+            get = (lambda: corpus) if corpus is not None else await self._blocking(self.opened)
+            envelope = await anyio.to_thread.run_sync(
+                functools.partial(self.call, params.name, params.arguments, get),
+                limiter=self._beside,
+            )
+        else:
+            envelope = await self._blocking(self.call, params.name, params.arguments)
         return tool_result(envelope)
 
     async def on_list_resources(

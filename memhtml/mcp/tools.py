@@ -331,6 +331,10 @@ class ToolSpec:
     read_only: bool
     destructive: bool = False
     idempotent: bool = False
+    # False for a tool that reads only a commit through git (code mode): the server
+    # runs it beside the corpus calls, which run one at a time, so a long script
+    # never holds up a search.
+    exclusive: bool = True
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema generated from the input model."""
@@ -512,6 +516,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         exec_script,
         read_only=True,
         idempotent=True,
+        exclusive=False,
     ),
     ToolSpec(
         "trace_search",
@@ -595,6 +600,10 @@ def validation_failure(tool: str, exc: ValidationError) -> dict[str, Any]:
     else:
         code = InvalidFlagError.code
     problems = [{"field": _field(e["loc"]), "problem": e["msg"], "kind": e["type"]} for e in errors]
+    for problem, error in zip(problems, errors, strict=True):
+        if error["type"] == "input_too_large":  # the bound and what was given, as data too
+            context = error.get("ctx") or {}
+            problem |= {k: context[k] for k in ("limit", "count", "length") if k in context}
     message = f"{tool}: " + "; ".join(f"{p['field']}: {p['problem']}" for p in problems[:5])
     return failure(
         code, message, [f"tools/list shows the input schema of {tool}"], {"errors": problems}

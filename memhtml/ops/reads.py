@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from memhtml.contracts.errors import InvalidFlagError, PathNotFoundError
+from memhtml.contracts.errors import InvalidFlagError, InvalidPathError, PathNotFoundError
 from memhtml.contracts.paths import is_archived_path, memory_path
 from memhtml.contracts.vocab import MEMORY_RELS, PARA_BUCKETS, normalize_rel
 from memhtml.html import MemoryDocument, parse_memory
@@ -82,6 +82,19 @@ def existing_paths(corpus: Corpus, paths: Sequence[str]) -> list[str]:
     return out
 
 
+def _check_cursor(cursor: str) -> None:
+    try:
+        memory_path(cursor)
+    except InvalidPathError as exc:
+        shown = cursor if len(cursor) <= 80 else cursor[:77] + "..."
+        raise InvalidFlagError(
+            f"cursor: {shown!r} is not a cursor a listing gave ({exc.message}); pass the"
+            " previous page's next_cursor, or no cursor to start from the first page",
+            suggestions=["memhtml list --limit 50 (then --cursor <next_cursor>)"],
+            details={"field": "cursor"},
+        ) from None
+
+
 def list_memories(
     corpus: Corpus,
     *,
@@ -95,8 +108,17 @@ def list_memories(
     cursor: str | None = None,
     facet: Sequence[str] | str | None = None,
 ) -> dict[str, Any]:
-    """A page of memories in path order, keyset-paged by `cursor`."""
+    """A page of memories in path order, keyset-paged by `cursor`.
+
+    A cursor is the `next_cursor` of an earlier page: a memory path, which may
+    have moved since (the page then starts after where it was). Anything else
+    is refused (ERR_INVALID_FLAG) rather than read as "start over"; an empty
+    cursor is no cursor.
+    """
     from memhtml.index.scope import Scope
+
+    if cursor:
+        _check_cursor(cursor)
 
     if para is not None and para not in PARA_BUCKETS:
         raise InvalidFlagError(f"--para {para!r} is not one of {', '.join(PARA_BUCKETS)}")

@@ -8,11 +8,13 @@ from typing import Any
 
 from memhtml.cli.main import Invocation
 from memhtml.contracts.errors import (
+    InputTooLargeError,
     InvalidFlagError,
     MissingArgumentError,
     ScriptNotFoundError,
     UnexpectedArgumentError,
 )
+from memhtml.contracts.limits import MAX_SCRIPT_CHARS
 
 _HINT = ["memhtml help exec"]
 
@@ -48,6 +50,14 @@ def read_script(stdin: str | None, file: str | None, script: str | None) -> str:
         text = sys.stdin.read()
     if not text.strip():
         raise MissingArgumentError("the script is empty", suggestions=_HINT)
+    if len(text) > MAX_SCRIPT_CHARS:
+        door = "--file" if file is not None else "--script" if script is not None else "stdin"
+        raise InputTooLargeError(
+            f"{door}: the script is {len(text):,} characters; at most {MAX_SCRIPT_CHARS:,} are"
+            " accepted",
+            suggestions=["move data the script embeds into memories it reads"],
+            details={"field": door, "limit": MAX_SCRIPT_CHARS, "length": len(text)},
+        )
     return text
 
 

@@ -74,7 +74,10 @@
       return memory
     }
 
-    const memoryAt = (path, root = ROOT) => build(path, root, call("memory", { path, shown: path }))
+    const memoryAt = (path, root = ROOT) => {
+      const file = boot.internal.pathOf(path, "open")
+      return build(file, root, call("memory", { path: file, shown: file }))
+    }
 
     const corpus = (root = ROOT) => {
       const files = walk(root)

@@ -24,7 +24,7 @@
       ENOENT: [-2, "no such file or directory"], ENOTDIR: [-20, "not a directory"],
       EISDIR: [-21, "illegal operation on a directory"], EROFS: [-30, "read-only file system"],
       ELOOP: [-40, "too many symbolic links encountered (links are not followed)"],
-      EINVAL: [-22, "invalid argument"],
+      EINVAL: [-22, "invalid argument"], ENAMETOOLONG: [-36, "name too long"],
     }[code]
     return fsError({ code, errno: known[0], syscall, path, message: `${code}: ${known[1]}, ${syscall} '${path}'` })
   }
@@ -40,6 +40,8 @@
       throw e
     }
     if (p.includes("\0")) throw error("EINVAL", syscall, p)
+    // Linux's PATH_MAX: a longer path is refused before it reaches the host (which refuses it too).
+    if (p.length > 4096) throw error("ENAMETOOLONG", syscall, p.slice(0, 4096) + "...")
     return p
   }
   const absolute = (p) => normalizePath(p.startsWith("/") ? p : "/workspace/" + p)
@@ -162,6 +164,8 @@
   }
   realpathSync.native = realpathSync
 
+  // For the helper: its paths are checked (and their errors worded) as readFileSync's.
+  boot.internal.pathOf = pathOf
   // For the helper's walk: a folder's entries with their kinds, without a stat per entry.
   boot.internal.folder = (path) => {
     const node = lookup(absolute(pathOf(path, "scandir")))

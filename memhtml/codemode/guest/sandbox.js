@@ -25,10 +25,13 @@
   }
 
   // -- the host channel --------------------------------------------------------------
-  // An answer starts with one digit: 0 JSON value, 1 JSON error, 2 text, 3 bytes as latin-1.
+  // An answer starts with one digit: 0 JSON value, 1 JSON error, 2 text, 3 bytes as latin-1,
+  // 6 out of memory (what the host would have to bring in, or the worker's parse, does not
+  // fit the script's memory bound: the allocation fails, as any other would).
   const call = (op, arg) => {
     const answer = host(op, arg === undefined ? "" : typeof arg === "string" ? arg : JSON.stringify(arg))
     const tag = answer.charCodeAt(0) - 48
+    if (tag === 6) throw new InternalError("out of memory")
     const body = answer.substring(1)
     if (tag === 0) return JSON.parse(body)
     if (tag === 1) throw fsError(JSON.parse(body))
