@@ -46,7 +46,9 @@ _SCOPE: Final = (
 )
 _WRITE_FIELDS: Final = (
     Param("title", "title (one line)", required=True),
-    Param("claim", "the claim: one sentence, becomes the <mark> and the gist"),
+    Param(
+        "claim", "the claim: one sentence with a letter or digit, becomes the <mark> and the gist"
+    ),
     Param("body", "a body paragraph (repeatable)", multiple=True),
     Param("article_html", "caller-owned inner HTML of <article> instead of claim/body"),
 )
@@ -294,13 +296,55 @@ COMMANDS: tuple[Command, ...] = (
         f"{H}.store:correct",
         params=(
             Param("path", "memory to correct", positional=True, required=True),
-            Param("title", "new title (default: the original's)"),
+            Param(
+                "title",
+                "new title (default: the original's, or the new claim's when the correction"
+                " takes back a word the title says)",
+            ),
             *_WRITE_FIELDS[1:],
             Param("type", "new type (default: the original's)", choices=MEMORY_TYPES),
             Param("reason", "why (recorded in the commit message)"),
+            Param(
+                "importance",
+                "new importance (default: the original's)",
+                type="int",
+                minimum=1,
+                maximum=10,
+            ),
+            Param(
+                "confidence",
+                "new confidence (default: the original's)",
+                type="float",
+                minimum=0.0,
+                maximum=1.0,
+            ),
             Param("session_id", "provenance: agent session id"),
+            Param("prompt_id", "provenance: prompt id"),
+            Param("turn_uuid", "provenance: turn uuid"),
         ),
-        errors=("ERR_PATH_NOT_FOUND", "ERR_INVALID_MEMORY", "ERR_DIRTY_TREE", "ERR_WRITE_CONFLICT"),
+        errors=(
+            "ERR_PATH_NOT_FOUND",
+            "ERR_INVALID_MEMORY",
+            "ERR_ARCHIVED",
+            "ERR_DIRTY_TREE",
+            "ERR_WRITE_CONFLICT",
+        ),
+        examples=(
+            "memhtml correct resources/db/pool-size.html --claim 'The Postgres pool size is 96.'",
+        ),
+        details=(
+            "The replacement keeps the original's head: type, importance, confidence, author,"
+            " tags, entities, aliases, task status and due date, a valid-until still ahead"
+            " (with its reprieves), and every authored link but supersedes and from_session;"
+            " it is stamped anew (created, updated, valid-from, content hash, the correcting"
+            " session), and needs-revision is cleared. Without --title the original's title"
+            " stays unless the correction takes back a word it says (a word of the old claim,"
+            " function words aside, that the new claim drops: 'Pool size is 64' corrected to"
+            " '... is 96'); then the title is the new claim without its closing punctuation."
+            " data.title and data.title_from (given, claim, original) say which. A claim needs"
+            " a letter or digit. An archived path is ERR_ARCHIVED, naming the live memory it"
+            " became (details.live_path)."
+        ),
     ),
     Command(
         "archive",

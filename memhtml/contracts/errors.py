@@ -301,3 +301,24 @@ class ScriptNotFoundError(PathNotFoundError):
     """`exec --file` names no readable file: a usage error (exit 2), as in the original."""
 
     exit_code = 2
+
+
+class ArchivedMemoryError(InvalidMemoryError):
+    """The target is an archived memory: archived versions are history, never edited in place.
+
+    `details.live_path` names the live memory it became (through
+    `memhtml-superseded-by`), when one does: act on that one.
+    """
+
+    code = "ERR_ARCHIVED"
+    summary = "the memory is archived; act on the live memory it became (details.live_path)"
+
+
+class AmbiguousIdError(MemhtmlError):
+    """An id prefix (a session id, like git's short hashes) matches several ids.
+
+    `details.candidates` lists some of them (capped), `details.count` how many.
+    """
+
+    code = "ERR_AMBIGUOUS_ID"
+    summary = "an id prefix matches several ids; give more characters (details.candidates)"

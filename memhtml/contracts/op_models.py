@@ -85,6 +85,10 @@ class CorrectOp(BaseModel):
     type: str | None = Field(default=None, validation_alias=AliasChoices("type", "memory_type"))
     reason: str | None = None
     session_id: str | None = None
+    prompt_id: str | None = None
+    turn_uuid: str | None = None
+    importance: Annotated[int, Field(ge=1, le=10)] | None = None
+    confidence: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
 
     @field_validator("body", mode="before")
     @classmethod
