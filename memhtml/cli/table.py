@@ -268,7 +268,10 @@ COMMANDS: tuple[Command, ...] = (
         f"{H}.store:read",
         params=(
             Param("path", "memory path", positional=True, required=True),
-            Param("session_id", "the agent session reading it (recorded for `trace links`)"),
+            Param(
+                "session_id",
+                "the agent session reading it, recorded exactly as given (for `trace links`)",
+            ),
         ),
         errors=("ERR_PATH_NOT_FOUND", "ERR_INVALID_PATH"),
     ),
