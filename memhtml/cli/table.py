@@ -23,8 +23,12 @@ GLOBAL_PARAMS: Final[tuple[Param, ...]] = (
 ENVIRONMENT: Final[dict[str, str]] = {
     "MEMHTML_ROOT": "the memory root when --repo is not given (default ~/memhtml)",
     "MEMHTML_EMBED": "embedder: local (default, offline MiniLM), fake, bedrock, off",
-    "MEMHTML_LLM": "language model for sleep/consolidation: off (default here), bedrock",
-    "MEMHTML_AWS_REGION": "AWS region for Bedrock (else the default chain's)",
+    "MEMHTML_LLM": (
+        "language model for sleep's model phases (--llm overrides): off (default), fake"
+        " (deterministic, for tests), bedrock (Anthropic models on Amazon Bedrock), openai"
+        " (any OpenAI-compatible endpoint: Ollama, llama.cpp, vLLM, LM Studio)"
+    ),
+    "MEMHTML_AWS_REGION": "AWS region for Bedrock, embedder and model (else the default chain's)",
     "MEMHTML_VECTOR_COVERAGE_FLOOR": (
         "share of chunks with vectors below which the vector arm is dropped (default 0.5)"
     ),
@@ -32,6 +36,19 @@ ENVIRONMENT: Final[dict[str, str]] = {
     "MEMHTML_TRACE_ROOT": "session transcripts `trace index` reads (default ~/.claude/projects)",
     "MEMHTML_NOW": "fixed clock (ISO instant) for reproducible runs and tests",
     "MEMHTML_LOG": "stderr log level (default WARNING)",
+    "MEMHTML_LLM_MODEL": (
+        "model id: bedrock (default global.anthropic.claude-sonnet-5), openai (required)"
+    ),
+    "MEMHTML_LLM_TIMEOUT": "seconds one model call may take (bedrock default 120, openai 60)",
+    "MEMHTML_LLM_BASE_URL": "openai: the endpoint (default http://127.0.0.1:11434/v1, Ollama)",
+    "MEMHTML_LLM_API_KEY": "openai: a bearer key, when the endpoint wants one",
+    "MEMHTML_LLM_OPENAI_MODE": (
+        "openai: how structured output is asked, json_schema (default) or tool"
+    ),
+    "MEMHTML_BENCH_DATA": (
+        "the public benchmarks' data folder the bench harnesses read (default: ../shared/data"
+        " beside the checkout)"
+    ),
 }
 
 _TYPE = Param("type", "memory type", choices=MEMORY_TYPES, metavar="TYPE")
