@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from memhtml.cli.spec import Command
+from memhtml.mcp import catalog
 
 H = "memhtml.cli.handlers"
 
@@ -19,11 +20,7 @@ MCP_COMMANDS: Final[tuple[Command, ...]] = (
         details=(
             "While serving, stdout carries only the MCP protocol and logs go to stderr; the"
             " serve.exit envelope (uptime, tool calls, errors) is printed once the client"
-            " closes stdin. Tools: memory_write, memory_write_batch, memory_read,"
-            " memory_search, memory_recall, memory_correct, memory_link, memory_neighbors,"
-            " memory_resolve, memory_archive, memory_reinforce, memory_list, memory_status,"
-            " trace_search, trace_links. Resources: memhtml://file/{path},"
-            " memhtml://at/{commit}/{path}, memhtml://sleep/{run_id}, memhtml://manifest."
+            " closes stdin. It serves " + catalog.summary()
         ),
     ),
 )

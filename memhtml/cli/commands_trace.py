@@ -7,6 +7,15 @@ from typing import Final
 from memhtml.cli.spec import Command, Param
 
 H = "memhtml.cli.handlers.trace"
+_SESSION_ID_DETAILS: Final = (
+    "--session-id takes the full id or, like a git hash, a unique prefix of at least 4"
+    " characters (what `trace search` prints on a terminal is enough), looked up among the"
+    " sessions memories were written or read under and the indexed transcripts; data.session_id"
+    " is the full id. A prefix of several ids is ERR_AMBIGUOUS_ID (details.candidates, at most"
+    " 10, and details.count), one of none ERR_PATH_NOT_FOUND, a shorter one that is not itself"
+    " an id ERR_INVALID_FLAG. The doors that record a session (write, correct, apply, read"
+    " --session-id) store the id exactly as given."
+)
 
 TRACE_COMMANDS: Final[tuple[Command, ...]] = (
     Command(
@@ -48,14 +57,24 @@ TRACE_COMMANDS: Final[tuple[Command, ...]] = (
                 positional=True,
                 required=True,
             ),
-            Param("session_id", "only this session's turns", metavar="ID"),
+            Param(
+                "session_id",
+                "only this session's turns (its id, or a unique prefix of 4+ characters)",
+                metavar="ID",
+            ),
             Param("since", "only turns at or after this date or instant", metavar="DATETIME"),
             Param("cwd", "only sessions run in this working directory", metavar="DIR"),
             Param(
                 "limit", "at most this many hits", type="int", default=20, minimum=1, maximum=200
             ),
         ),
-        errors=("ERR_INVALID_FLAG", "ERR_INPUT_TOO_LARGE", "ERR_STORAGE"),
+        errors=(
+            "ERR_INVALID_FLAG",
+            "ERR_INPUT_TOO_LARGE",
+            "ERR_AMBIGUOUS_ID",
+            "ERR_PATH_NOT_FOUND",
+            "ERR_STORAGE",
+        ),
         examples=(
             'memhtml trace search "flaky test" --since 2026-01-01',
             "memhtml trace search migration --session-id 6f1c2d0e --limit 5",
@@ -67,7 +86,7 @@ TRACE_COMMANDS: Final[tuple[Command, ...]] = (
             " match between « and », and file_path/line_no/byte_at to find the line; sessions"
             " lists the hits' sessions (first prompt, AI title, start). A query with no word"
             " lists recent sessions (degraded: true). Before the first `trace index` the"
-            " answer is empty with indexed: false."
+            " answer is empty with indexed: false. " + _SESSION_ID_DETAILS
         ),
     ),
     Command(
@@ -76,10 +95,14 @@ TRACE_COMMANDS: Final[tuple[Command, ...]] = (
         "trace.links",
         f"{H}:links",
         params=(
-            Param("session_id", "links of this session", metavar="ID"),
+            Param(
+                "session_id",
+                "links of this session (its id, or a unique prefix of 4+ characters)",
+                metavar="ID",
+            ),
             Param("path", "links of this memory (a leading / is dropped)", metavar="PATH"),
         ),
-        errors=("ERR_INVALID_MEMORY", "ERR_INVALID_PATH"),
+        errors=("ERR_INVALID_MEMORY", "ERR_INVALID_PATH", "ERR_AMBIGUOUS_ID", "ERR_PATH_NOT_FOUND"),
         examples=(
             "memhtml trace links --session-id 6f1c2d0e",
             "memhtml trace links --path areas/inbox/wal-mode.html",
@@ -91,7 +114,8 @@ TRACE_COMMANDS: Final[tuple[Command, ...]] = (
             " memhtml-turn metas the write doors stamp (write/apply/task add/correct"
             " --session-id), so they follow a memory into archive/ and survive any rebuild;"
             " read comes from `read --session-id`. Newest first (at), then path."
-            " session_indexed says whether the session's transcript is in the trace plane."
+            " session_indexed says whether the session's transcript is in the trace plane. "
+            + _SESSION_ID_DETAILS
         ),
     ),
 )

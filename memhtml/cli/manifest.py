@@ -9,6 +9,7 @@ from memhtml.cli.spec import describe_range
 from memhtml.cli.table import COMMANDS, ENVIRONMENT, GLOBAL_PARAMS
 from memhtml.contracts.envelope import API_VERSION, RESPONSE_TYPES
 from memhtml.contracts.errors import error_codes
+from memhtml.mcp import catalog
 
 
 def manifest() -> dict[str, Any]:
@@ -33,6 +34,12 @@ def manifest() -> dict[str, Any]:
         "response_types": dict(RESPONSE_TYPES),
         "error_codes": error_codes(),
         "environment": dict(ENVIRONMENT),
+        "mcp": {
+            "command": catalog.SERVER_COMMAND,
+            "tools": list(catalog.TOOL_NAMES),
+            "resource_templates": list(catalog.RESOURCE_TEMPLATES),
+            "resources": list(catalog.RESOURCES),
+        },
     }
 
 
@@ -110,4 +117,18 @@ def agents_markdown() -> str:
     lines += [f"- `{k}`: {v}" for k, v in m["error_codes"].items()]
     lines += ["", "## Environment", ""]
     lines += [f"- `{k}`: {v}" for k, v in m["environment"].items()]
+    mcp = m["mcp"]
+    lines += [
+        "",
+        "## MCP",
+        "",
+        f"`{mcp['command']}` (or `memhtml serve mcp`) serves {len(mcp['tools'])} tools over"
+        " stdio, each answering with the envelope the CLI prints:",
+        "",
+        *[f"- `{t}`" for t in mcp["tools"]],
+        "",
+        "Resources: "
+        + ", ".join(f"`{r}`" for r in mcp["resource_templates"] + mcp["resources"])
+        + ".",
+    ]
     return "\n".join(lines) + "\n"

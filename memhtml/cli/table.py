@@ -24,8 +24,12 @@ GLOBAL_PARAMS: Final[tuple[Param, ...]] = (
 ENVIRONMENT: Final[dict[str, str]] = {
     "MEMHTML_ROOT": "the memory root when --repo is not given (default ~/memhtml)",
     "MEMHTML_EMBED": "embedder: local (default, offline MiniLM), fake, bedrock, off",
-    "MEMHTML_LLM": "language model for sleep/consolidation: off (default here), bedrock",
-    "MEMHTML_AWS_REGION": "AWS region for Bedrock (else the default chain's)",
+    "MEMHTML_LLM": (
+        "language model for sleep's model phases (--llm overrides): off (default), fake"
+        " (deterministic, for tests), bedrock (Anthropic models on Amazon Bedrock), openai"
+        " (any OpenAI-compatible endpoint: Ollama, llama.cpp, vLLM, LM Studio)"
+    ),
+    "MEMHTML_AWS_REGION": "AWS region for Bedrock, embedder and model (else the default chain's)",
     "MEMHTML_VECTOR_COVERAGE_FLOOR": (
         "share of chunks with vectors below which the vector arm is dropped (default 0.5)"
     ),
@@ -33,6 +37,19 @@ ENVIRONMENT: Final[dict[str, str]] = {
     "MEMHTML_TRACE_ROOT": "session transcripts `trace index` reads (default ~/.claude/projects)",
     "MEMHTML_NOW": "fixed clock (ISO instant) for reproducible runs and tests",
     "MEMHTML_LOG": "stderr log level (default WARNING)",
+    "MEMHTML_LLM_MODEL": (
+        "model id: bedrock (default global.anthropic.claude-sonnet-5), openai (required)"
+    ),
+    "MEMHTML_LLM_TIMEOUT": "seconds one model call may take (bedrock default 120, openai 60)",
+    "MEMHTML_LLM_BASE_URL": "openai: the endpoint (default http://127.0.0.1:11434/v1, Ollama)",
+    "MEMHTML_LLM_API_KEY": "openai: a bearer key, when the endpoint wants one",
+    "MEMHTML_LLM_OPENAI_MODE": (
+        "openai: how structured output is asked, json_schema (default) or tool"
+    ),
+    "MEMHTML_BENCH_DATA": (
+        "the public benchmarks' data folder the bench harnesses read (default: ../shared/data"
+        " beside the checkout)"
+    ),
 }
 
 _TYPE = Param("type", "memory type", choices=MEMORY_TYPES, metavar="TYPE")
@@ -58,7 +75,9 @@ _SCOPE: Final = (
 )
 _WRITE_FIELDS: Final = (
     Param("title", "title (one line)", required=True),
-    Param("claim", "the claim: one sentence, becomes the <mark> and the gist"),
+    Param(
+        "claim", "the claim: one sentence with a letter or digit, becomes the <mark> and the gist"
+    ),
     Param("body", "a body paragraph (repeatable)", multiple=True, max_count=MAX_PARAGRAPHS),
     Param("article_html", "caller-owned inner HTML of <article> instead of claim/body"),
 )
@@ -291,7 +310,10 @@ COMMANDS: tuple[Command, ...] = (
         f"{H}.store:read",
         params=(
             Param("path", "memory path", positional=True, required=True),
-            Param("session_id", "the agent session reading it (recorded for `trace links`)"),
+            Param(
+                "session_id",
+                "the agent session reading it, recorded exactly as given (for `trace links`)",
+            ),
         ),
         errors=("ERR_PATH_NOT_FOUND", "ERR_INVALID_PATH"),
     ),
@@ -328,19 +350,56 @@ COMMANDS: tuple[Command, ...] = (
         f"{H}.store:correct",
         params=(
             Param("path", "memory to correct", positional=True, required=True),
-            Param("title", "new title (default: the original's)"),
+            Param(
+                "title",
+                "new title (default: the original's, or the new claim's when the correction"
+                " takes back a word the title says)",
+            ),
             *_WRITE_FIELDS[1:],
             Param("type", "new type (default: the original's)", choices=MEMORY_TYPES),
             Param("reason", "why (recorded in the commit message)"),
+            Param(
+                "importance",
+                "new importance (default: the original's)",
+                type="int",
+                minimum=1,
+                maximum=10,
+            ),
+            Param(
+                "confidence",
+                "new confidence (default: the original's)",
+                type="float",
+                minimum=0.0,
+                maximum=1.0,
+            ),
             Param("session_id", "provenance: agent session id"),
             ALLOW_SECRET,
+            Param("prompt_id", "provenance: prompt id"),
+            Param("turn_uuid", "provenance: turn uuid"),
         ),
         errors=(
             "ERR_PATH_NOT_FOUND",
             "ERR_INVALID_MEMORY",
+            "ERR_ARCHIVED",
             "ERR_DIRTY_TREE",
             "ERR_WRITE_CONFLICT",
             "ERR_SECRET_DETECTED",
+        ),
+        examples=(
+            "memhtml correct resources/db/pool-size.html --claim 'The Postgres pool size is 96.'",
+        ),
+        details=(
+            "The replacement keeps the original's head: type, importance, confidence, author,"
+            " tags, entities, aliases, task status and due date, a valid-until still ahead"
+            " (with its reprieves), and every authored link but supersedes and from_session;"
+            " it is stamped anew (created, updated, valid-from, content hash, the correcting"
+            " session), and needs-revision is cleared. Without --title the original's title"
+            " stays unless the correction takes back a word it says (a word of the old claim,"
+            " function words aside, that the new claim drops: 'Pool size is 64' corrected to"
+            " '... is 96'); then the title is the new claim without its closing punctuation."
+            " data.title and data.title_from (given, claim, original) say which. A claim needs"
+            " a letter or digit. An archived path is ERR_ARCHIVED, naming the live memory it"
+            " became (details.live_path)."
         ),
     ),
     Command(

@@ -331,3 +331,24 @@ class DiskFullError(MemhtmlError):
 
     code = "ERR_DISK_FULL"
     summary = "the disk (or quota) holding the store is full: free space where it says, retry"
+
+
+class ArchivedMemoryError(InvalidMemoryError):
+    """The target is an archived memory: archived versions are history, never edited in place.
+
+    `details.live_path` names the live memory it became (through
+    `memhtml-superseded-by`), when one does: act on that one.
+    """
+
+    code = "ERR_ARCHIVED"
+    summary = "the memory is archived; act on the live memory it became (details.live_path)"
+
+
+class AmbiguousIdError(MemhtmlError):
+    """An id prefix (a session id, like git's short hashes) matches several ids.
+
+    `details.candidates` lists some of them (capped), `details.count` how many.
+    """
+
+    code = "ERR_AMBIGUOUS_ID"
+    summary = "an id prefix matches several ids; give more characters (details.candidates)"

@@ -87,6 +87,10 @@ class CorrectOp(BaseModel):
     reason: str | None = None
     session_id: str | None = None
     allow_secret: bool = False
+    prompt_id: str | None = None
+    turn_uuid: str | None = None
+    importance: Annotated[int, Field(ge=1, le=10)] | None = None
+    confidence: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
 
     @field_validator("body", mode="before")
     @classmethod

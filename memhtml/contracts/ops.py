@@ -20,6 +20,7 @@ checks both on generated ops).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
@@ -29,6 +30,36 @@ from memhtml.contracts.vocab import EDGE_RELS, WRITABLE_MEMORY_TYPES, normalize_
 
 _MISSING: Final = object()
 MAX_TITLE_CHARS: Final = 300
+
+
+def says_something(text: str) -> bool:
+    """True when `text` holds a letter or a digit (any script: Unicode categories L and N).
+
+    A claim is the fact every listing shows; "...", "." or "—" state nothing,
+    and the README's own placeholder once replaced a real memory with one.
+    """
+    if text.isascii():
+        return any(ch.isalnum() for ch in text)
+    return any(unicodedata.category(ch)[0] in "LN" for ch in text)
+
+
+def empty_claim_message(field: str, text: str) -> str:
+    """The refusal of a claim that says nothing, naming the field it came from."""
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    return (
+        f"{field}: the claim {shown!r} says nothing; a claim needs at least one letter or"
+        " digit (state the fact, e.g. 'The Postgres pool size is 96.')"
+    )
+
+
+def _claim_check(field: str, text: str | None) -> None:
+    """InvalidOpError when an explicit claim is given and says nothing (blank means absent)."""
+    if text is not None and text.strip() and not says_something(text):
+        raise InvalidOpError(
+            empty_claim_message(field, text),
+            details={"field": field},
+            suggestions=[f"give {field} a sentence that states the fact"],
+        )
 
 
 def _check_path(field: str, value: str) -> str:
@@ -228,7 +259,9 @@ class WriteOp(_Op):
     allow_secret: bool
 
     def check(self) -> None:
-        """An explicit path must be a memory path outside archive/ (InvalidPathError)."""
+        """An explicit claim must say something (InvalidOpError); an explicit path must be a
+        memory path outside archive/ (InvalidPathError)."""
+        _claim_check("claim", self.claim)
         if self.path is None:
             return
         path = _check_path("path", self.path)
@@ -255,6 +288,10 @@ class CorrectOp(_Op):
         "reason": _opt("reason"),
         "session_id": _opt("session_id"),
         "allow_secret": (("allow_secret",), _bool, False),
+        "prompt_id": _opt("prompt_id"),
+        "turn_uuid": _opt("turn_uuid"),
+        "importance": (("importance",), _importance, None),
+        "confidence": (("confidence",), _confidence, None),
     }
     op: str
     target_path: str
@@ -266,10 +303,16 @@ class CorrectOp(_Op):
     reason: str | None
     session_id: str | None
     allow_secret: bool
+    prompt_id: str | None
+    turn_uuid: str | None
+    importance: int | None
+    confidence: float | None
 
     def check(self) -> None:
-        """The target must be a memory path (InvalidPathError)."""
+        """The target must be a memory path (InvalidPathError); an explicit claim must say
+        something (InvalidOpError)."""
         _check_path("target_path", self.target_path)
+        _claim_check("claim", self.claim)
 
 
 class ArchiveOp(_Op):

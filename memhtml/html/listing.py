@@ -1,188 +1,154 @@
-"""The published site: per-directory `index.html` listings, `sitemap.xml`, a stylesheet.
+"""The published site: a front page, per-directory listings, a view page per memory,
+`sitemap.xml` and a stylesheet.
 
-Pure: index rows in, `{path: bytes}` out. `memhtml publish` (memhtml.ops.publish)
-commits what this returns, or writes it elsewhere; the sleep `integrity` phase
-can stage the same bytes, because these files are `merge=ours` and a conflict is
-resolved by regenerating, which only works when one generator owns the format.
+Pure: index rows (and the tree's sleep reports) in, `{path: bytes}` out.
+`memhtml publish` (memhtml.ops.publish) commits what this returns, or writes it
+elsewhere; the sleep `integrity` phase can stage the same bytes, because these
+files are `merge=ours` and a conflict is resolved by regenerating, which only
+works when one generator owns the format.
 
-The listing keeps the original memhtml's shape (a `<mark>` saying what the
-directory holds, a list of child directories, then one entry per memory:
-`<a>title</a> <code>type</code> <time>updated</time><br><code>name</code> — gist`)
-and adds what a person browsing needs: every href is relative to the page, so
-the site works from `file://` and from any static server at any mount point; a
-breadcrumb back up; the status of each memory (archived ones are marked and
-say what superseded them); its authored links as links to the target's entry;
-and the files the index could not read, listed as such. The `<mark>`'s count
-includes the subdirectories (the original counted a directory's own files, so
-its root always said 0). Deterministic: input order does not matter, every
-string is escaped, and no generation time appears.
+- **The root `index.html`** is the front page: what the store holds, its
+  folders, the memories updated last, the open tasks (by due date) and the
+  last sleep runs whose reports the tree holds.
+- **A directory's `index.html`** keeps the original memhtml's listing shape (a
+  `<mark>` saying what the directory holds, its child directories, then one
+  entry per memory: `<a>title</a> <code>type</code> <time>updated</time><br>
+  <code>name</code> — gist`), with each entry's status, its authored links and
+  the files the index could not read. The title opens the memory's view page,
+  the file name the memory file itself.
+- **`memhtml-view/<path>`** is a memory's view page (memhtml.html.memory_view):
+  the memory files never change, so what a person needs around one (its head,
+  links in and out, a way back) lives beside it.
+
+Every href is relative to its page, so the site works from `file://` and from
+any static server at any mount point. Deterministic: input order does not
+matter, every string is escaped, and no generation time appears.
 """
 
 from __future__ import annotations
 
-import html
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Final
 from urllib.parse import quote
 
-LISTING_NAME: Final = "index.html"
-SITEMAP_NAME: Final = "sitemap.xml"
-STYLESHEET_NAME: Final = "memhtml.css"
-ROOT_LABEL: Final = "Memory"
-GENERATOR: Final = "memhtml publish"
-DUPLICATE_PREFIX: Final = "duplicate content of "
+from memhtml.html.memory_view import render_view
+from memhtml.html.site_parts import (
+    DUPLICATE_PREFIX,
+    GENERATED_ROOT_NAMES,
+    GENERATOR,
+    LISTING_NAME,
+    ROOT_LABEL,
+    SITEMAP_NAME,
+    STYLESHEET_NAME,
+    VIEW_DIR,
+    ListedMemory,
+    ListedRun,
+    ListedSkip,
+    SiteIndex,
+    ancestors,
+    attr,
+    crumbs,
+    directory_of,
+    href,
+    listing_path,
+    name_of,
+    page,
+    plural,
+    run_from_report,
+    run_order,
+    text,
+    view_path,
+    when,
+)
+from memhtml.html.site_style import STYLESHEET
 
-STYLESHEET: Final = """\
-/* memhtml publish: the stylesheet of the generated listings (no scripts anywhere). */
-:root { color-scheme: light dark; --muted: #666; --accent: #0b57d0; --mark: #fff3b0; }
-@media (prefers-color-scheme: dark) {
-  :root { --muted: #aaa; --accent: #8ab4f8; --mark: #5c4a00; }
-}
-body { font: 16px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 0 auto; padding: 1rem; }
-a { color: var(--accent); }
-nav { font-size: 0.9rem; color: var(--muted); margin-bottom: 1rem; }
-mark { background: var(--mark); color: inherit; padding: 0 0.2em; }
-code { font: 0.85em ui-monospace, monospace; }
-time, small, .rel { color: var(--muted); font-size: 0.9em; }
-ul { padding-left: 1.2rem; }
-ul.dirs > li { margin: 0.2rem 0; }
-ul.memories > li, ul.skipped > li { margin: 0.9rem 0; }
-ul.links { margin: 0.2rem 0; font-size: 0.9em; }
-.status { font-size: 0.8em; border: 1px solid currentColor; border-radius: 3px; padding: 0 0.3em; }
-li.archived { opacity: 0.8; }
-li.archived > a:first-child { text-decoration: line-through; }
-.status.archived, .status.unparseable { color: #b3261e; }
-.status.duplicate { color: var(--muted); }
-li:target { outline: 2px solid var(--accent); outline-offset: 4px; }
-"""
+__all__ = [
+    "DUPLICATE_PREFIX",
+    "GENERATED_ROOT_NAMES",
+    "GENERATOR",
+    "LISTING_NAME",
+    "RECENT_SHOWN",
+    "ROOT_LABEL",
+    "RUNS_SHOWN",
+    "SITEMAP_NAME",
+    "STYLESHEET",
+    "STYLESHEET_NAME",
+    "TASKS_SHOWN",
+    "VIEW_DIR",
+    "ListedMemory",
+    "ListedRun",
+    "ListedSkip",
+    "directory_of",
+    "href",
+    "listing_path",
+    "render_site",
+    "render_sitemap",
+    "run_from_report",
+    "view_path",
+]
 
-
-@dataclass(frozen=True)
-class ListedMemory:
-    """One indexed memory as a listing shows it (a `files` row and its authored links)."""
-
-    path: str
-    title: str
-    gist: str
-    memory_type: str
-    status: str  # active | archived
-    updated_at: str
-    archived_at: str | None = None
-    task_status: str | None = None
-    superseded_by: str | None = None
-    links: tuple[tuple[str, str], ...] = field(default=())  # (rel, target path), sorted
-
-
-@dataclass(frozen=True)
-class ListedSkip:
-    """A file under the memory folders the index could not project (a `skipped_files` row)."""
-
-    path: str
-    reason: str
-
-    @property
-    def duplicate_of(self) -> str | None:
-        """The holder's path when the file duplicates another memory's content."""
-        if self.reason.startswith(DUPLICATE_PREFIX):
-            return self.reason[len(DUPLICATE_PREFIX) :]
-        return None
-
-
-def directory_of(path: str) -> str:
-    """`areas/x/y.html` -> `areas/x`; a root-level file -> `` (the root)."""
-    return path.rpartition("/")[0]
-
-
-def listing_path(directory: str) -> str:
-    """Where a directory's listing lives: `index.html` for the root, else `<dir>/index.html`."""
-    return f"{directory}/{LISTING_NAME}" if directory else LISTING_NAME
-
-
-def href(from_dir: str, target: str, fragment: str | None = None) -> str:
-    """A relative URL from a page in `from_dir` to the repository path `target`, escaped."""
-    url = quote(_relative(from_dir, target), safe="/")
-    return url if fragment is None else f"{url}#{quote(fragment, safe='')}"
-
-
-def _relative(from_dir: str, target: str) -> str:
-    """`posixpath.relpath` for repository paths, without its per-call `os.getcwd`."""
-    if not from_dir:
-        return target
-    base = from_dir.split("/")
-    parts = target.split("/")
-    common = 0
-    while common < min(len(base), len(parts) - 1) and base[common] == parts[common]:
-        common += 1
-    return "../" * (len(base) - common) + "/".join(parts[common:])
-
-
-def _name(path: str) -> str:
-    return path.rpartition("/")[2]
-
-
-def _t(text: str) -> str:
-    return html.escape(text, quote=False)
-
-
-def _a(value: str) -> str:
-    return html.escape(value, quote=True)
-
-
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
-def _ancestors(directory: str) -> list[str]:
-    """`a/b/c` -> [`a/b/c`, `a/b`, `a`, ``]."""
-    out = [directory]
-    while directory:
-        directory = directory_of(directory)
-        out.append(directory)
-    return out
+RECENT_SHOWN: Final = 10  # memories on the front page, the last updated first
+TASKS_SHOWN: Final = 20  # open tasks on the front page, by due date
+RUNS_SHOWN: Final = 5  # sleep runs on the front page, the newest first
 
 
 def render_site(
-    memories: Iterable[ListedMemory], skipped: Iterable[ListedSkip] = ()
+    memories: Iterable[ListedMemory],
+    skipped: Iterable[ListedSkip] = (),
+    runs: Iterable[ListedRun] = (),
 ) -> dict[str, bytes]:
     """Every generated artifact of a corpus, by repository path, in path order.
 
     One listing per directory holding a memory or a skipped file, plus each of
-    their ancestors up to the root (so the tree browses from the root down),
-    the root `sitemap.xml` (one `<url>` per indexed memory) and the stylesheet.
+    their ancestors up to the root (so the tree browses from the root down), a
+    view page per memory, the root `sitemap.xml` (one `<url>` per indexed
+    memory) and the stylesheet.
     """
     rows = sorted(memories, key=lambda m: m.path)
     skips = sorted(skipped, key=lambda s: s.path)
     by_path = {m.path: m for m in rows}
-    skipped_paths = {s.path for s in skips}
     here: dict[str, list[ListedMemory]] = {}
     skipped_here: dict[str, list[ListedSkip]] = {}
     children: dict[str, set[str]] = {"": set()}
     below: Counter[str] = Counter()  # memories in a directory and its descendants
     for path in [m.path for m in rows] + [s.path for s in skips]:
-        chain = _ancestors(directory_of(path))
+        chain = ancestors(directory_of(path))
         for child, parent in pairwise(chain):
             children.setdefault(parent, set()).add(child)
         children.setdefault(chain[0], set())
         if path in by_path:
             below.update(chain)
+    inbound: dict[str, list[tuple[str, str]]] = {}
     for m in rows:
         here.setdefault(directory_of(m.path), []).append(m)
+        for rel, dst in m.links:
+            inbound.setdefault(dst, []).append((m.path, rel))
     for s in skips:
         skipped_here.setdefault(directory_of(s.path), []).append(s)
-    site = _Site(by_path, skipped_paths, below)
+    index = SiteIndex(
+        by_path,
+        frozenset(s.path for s in skips),
+        {k: tuple(sorted(v)) for k, v in inbound.items()},
+        below,
+    )
     out: dict[str, bytes] = {}
     for directory in sorted(children):
-        page = site.listing(
-            directory,
-            here.get(directory, []),
-            skipped_here.get(directory, []),
-            sorted(children[directory]),
-            totals=(rows, skips) if directory == "" else None,
-        )
-        out[listing_path(directory)] = page.encode("utf-8")
+        dirs = sorted(children[directory])
+        if directory:
+            html = _listing(
+                index,
+                directory,
+                here.get(directory, []),
+                skipped_here.get(directory, []),
+                dirs,
+            )
+        else:
+            html = _front(index, rows, skips, sorted(runs, key=run_order), dirs)
+        out[listing_path(directory)] = html.encode("utf-8")
+    for m in rows:
+        out[view_path(m.path)] = render_view(m, index).encode("utf-8")
     out[SITEMAP_NAME] = render_sitemap(rows).encode("utf-8")
     out[STYLESHEET_NAME] = STYLESHEET.encode("utf-8")
     return dict(sorted(out.items()))
@@ -218,143 +184,192 @@ def _xml(value: str) -> str:
     )
 
 
-@dataclass(frozen=True)
-class _Site:
-    """What every page needs to know about the whole tree (to link across directories)."""
+def _holds(label: str, n: int) -> str:
+    return (
+        f"<p><mark>{text(label)} holds {plural(n, 'memory', 'memories')}.</mark>\n"
+        "This listing is generated from the tree; it is not itself a memory.</p>"
+    )
 
-    by_path: dict[str, ListedMemory]
-    skipped: set[str]
-    below: Counter[str]
 
-    def listing(
-        self,
-        directory: str,
-        rows: Sequence[ListedMemory],
-        skips: Sequence[ListedSkip],
-        children: Sequence[str],
-        totals: tuple[Sequence[ListedMemory], Sequence[ListedSkip]] | None,
-    ) -> str:
-        label = directory or ROOT_LABEL
-        parts = [
-            "<!doctype html>",
-            '<html lang="en">',
-            "<head>",
-            '<meta charset="utf-8">',
-            f'<meta name="generator" content="{GENERATOR}">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{_t(label)}</title>",
-            f'<link rel="stylesheet" href="{_a(href(directory, STYLESHEET_NAME))}">',
-            "</head>",
-            "<body>",
-            f"<nav>{self._crumbs(directory)}</nav>",
-            "<article>",
-            f"<p><mark>{_t(label)} holds {_plural(self.below[directory], 'memory', 'memories')}."
-            "</mark>",
-            "This listing is generated from the tree; it is not itself a memory.</p>",
+def _dirs(directory: str, dirs: Sequence[str], below: Counter[str]) -> list[str]:
+    if not dirs:
+        return []
+    items = [
+        f'<li><a href="{attr(href(directory, listing_path(c)))}">{text(c)}/</a>'
+        f" <small>{plural(below[c], 'memory', 'memories')}</small></li>"
+        for c in dirs
+    ]
+    return ['<ul class="dirs">', *items, "</ul>"]
+
+
+# -- the front page -----------------------------------------------------------------------
+def _front(
+    index: SiteIndex,
+    rows: Sequence[ListedMemory],
+    skips: Sequence[ListedSkip],
+    runs: Sequence[ListedRun],
+    dirs: Sequence[str],
+) -> str:
+    active = [m for m in rows if m.status == "active"]
+    tasks = [m for m in active if m.memory_type == "task" and m.task_status != "done"]
+    tasks.sort(key=lambda m: (m.due_at is None, m.due_at or "", m.path))
+    recent = sorted(
+        (m for m in active if m.memory_type != "task"), key=lambda m: (m.updated_at, m.path)
+    )
+    recent = sorted(recent[-RECENT_SHOWN:], key=lambda m: m.updated_at, reverse=True)
+    unparseable = sum(1 for s in skips if s.duplicate_of is None)
+    stats = [
+        f"<li><strong>{len(active)}</strong> active</li>",
+        f"<li><strong>{len(rows) - len(active)}</strong> archived</li>",
+        f"<li><strong>{len(tasks)}</strong> open {'task' if len(tasks) == 1 else 'tasks'}</li>",
+    ]
+    if skips:
+        stats.append(
+            f"<li><strong>{len(skips)}</strong> not indexed ({unparseable} unparseable,"
+            f" {len(skips) - unparseable} duplicate)</li>"
+        )
+    stats.append(f'<li><a href="{SITEMAP_NAME}">sitemap.xml</a></li>')
+    body = [
+        "<article>",
+        f"<h1>{ROOT_LABEL}</h1>",
+        _holds(ROOT_LABEL, len(rows)),
+        f'<ul class="stats">{"".join(stats)}</ul>',
+    ]
+    if dirs:
+        body += ["<h2>Folders</h2>", *_dirs("", dirs, index.below)]
+    body += ['<div class="board">', '<section class="recent">']
+    body.append(
+        f"<h2>Recently updated <small>(the last {len(recent)} of {len(active) - len(tasks)})"
+        "</small></h2>"
+        if recent
+        else "<h2>Recently updated</h2>"
+    )
+    body += _recent(index, recent) if recent else ['<p class="muted">No memory yet.</p>']
+    body += ["</section>", '<section class="side">', *_runs(runs), *_tasks(index, tasks)]
+    body += ["</section>", "</div>", "</article>"]
+    return page("", ROOT_LABEL, crumbs("", ""), body)
+
+
+def _folder_link(page_dir: str, path: str) -> str:
+    folder = directory_of(path)
+    url = href(page_dir, listing_path(folder), name_of(path))
+    return f'in <a href="{attr(url)}">{text(folder)}</a>'
+
+
+def _recent(index: SiteIndex, recent: Sequence[ListedMemory]) -> list[str]:
+    items = [
+        f'<li><a class="title" href="{attr(href("", view_path(m.path)))}">{text(m.title)}</a>'
+        f' <code class="type">{text(m.memory_type)}</code> {when(m.updated_at, "updated")}'
+        f"<br>{text(m.gist)} <small>{_folder_link('', m.path)}</small></li>"
+        for m in recent
+    ]
+    return ['<ul class="recent">', *items, "</ul>"]
+
+
+def _tasks(index: SiteIndex, tasks: Sequence[ListedMemory]) -> list[str]:
+    if not tasks:
+        return ["<h2>Open tasks</h2>", '<p class="muted">No open task.</p>']
+    items = []
+    for m in tasks[:TASKS_SHOWN]:
+        status = m.task_status or "todo"
+        due = f"due {when(m.due_at, 'due')}" if m.due_at else "no due date"
+        items.append(
+            f'<li><span class="status {attr(status)}">{text(status)}</span>'
+            f' <a class="title" href="{attr(href("", view_path(m.path)))}">{text(m.title)}</a>'
+            f"<br><small>{due} · {_folder_link('', m.path)}</small></li>"
+        )
+    more = len(tasks) - TASKS_SHOWN
+    tail = [f'<p class="muted">… and {more} more (memhtml task list).</p>'] if more > 0 else []
+    return [
+        f"<h2>Open tasks <small>({len(tasks)}, by due date)</small></h2>",
+        '<ul class="tasks">',
+        *items,
+        "</ul>",
+        *tail,
+    ]
+
+
+def _runs(runs: Sequence[ListedRun]) -> list[str]:
+    if not runs:
+        return [
+            "<h2>Sleep runs</h2>",
+            '<p class="muted">No sleep run has been merged into this tree yet.</p>',
         ]
-        if totals is not None:
-            parts.append(self._totals(*totals))
-        if children:
-            parts.append('<ul class="dirs">')
-            parts += [
-                f'<li><a href="{_a(href(directory, listing_path(c)))}">{_t(c)}/</a>'
-                f" <small>{_plural(self.below[c], 'memory', 'memories')}</small></li>"
-                for c in children
-            ]
-            parts.append("</ul>")
-        if rows:
-            parts.append('<ul class="memories">')
-            parts += [self._entry(directory, m) for m in rows]
-            parts.append("</ul>")
-        if skips:
-            parts.append(
-                f"<p>{_plural(len(skips), 'file here is', 'files here are')} not indexed:</p>"
-            )
-            parts.append('<ul class="skipped">')
-            parts += [self._skipped(directory, s) for s in skips]
-            parts.append("</ul>")
-        parts += ["</article>", "</body>", "</html>", ""]
-        return "\n".join(parts)
+    shown = list(reversed(runs))[:RUNS_SHOWN]
+    count = len(runs) if len(shown) == len(runs) else f"the last {len(shown)} of {len(runs)}"
+    items = [
+        f'<li><a href="{attr(href("", r.report_path))}"><strong>{text(r.run_id)}</strong></a>'
+        f" — {text(r.summary) or 'report'}</li>"
+        for r in shown
+    ]
+    return [
+        f"<h2>Sleep runs <small>({count})</small></h2>",
+        '<ul class="runs">',
+        *items,
+        "</ul>",
+    ]
 
-    def _crumbs(self, directory: str) -> str:
-        if not directory:
-            return f"<strong>{ROOT_LABEL}</strong>"
-        chain = list(reversed(_ancestors(directory)))  # "", a, a/b, ...
-        crumbs = [
-            f'<a href="{_a(href(directory, listing_path(d)))}">{_t(_name(d) or ROOT_LABEL)}</a>'
-            for d in chain[:-1]
-        ]
-        crumbs.append(f"<strong>{_t(_name(directory))}</strong>")
-        return " / ".join(crumbs)
 
-    def _totals(self, rows: Sequence[ListedMemory], skips: Sequence[ListedSkip]) -> str:
-        archived = sum(1 for m in rows if m.status == "archived")
-        unparseable = sum(1 for s in skips if s.duplicate_of is None)
-        line = (
-            f"<p>In all: {_plural(len(rows), 'memory', 'memories')}"
-            f" ({len(rows) - archived} active, {archived} archived)"
-        )
-        if skips:
-            line += (
-                f"; {_plural(len(skips), 'file', 'files')} not indexed"
-                f" ({unparseable} unparseable, {len(skips) - unparseable} duplicate)"
-            )
-        return line + f'. <a href="{SITEMAP_NAME}">sitemap.xml</a></p>'
+# -- a directory's listing ----------------------------------------------------------------
+def _listing(
+    index: SiteIndex,
+    directory: str,
+    rows: Sequence[ListedMemory],
+    skips: Sequence[ListedSkip],
+    dirs: Sequence[str],
+) -> str:
+    body = ["<article>", f"<h1>{text(directory)}/</h1>", _holds(directory, index.below[directory])]
+    body += _dirs(directory, dirs, index.below)
+    if rows:
+        body += ['<ul class="memories">', *[_entry(index, directory, m) for m in rows], "</ul>"]
+    if skips:
+        body.append(f"<p>{plural(len(skips), 'file here is', 'files here are')} not indexed:</p>")
+        body += ['<ul class="skipped">', *[_skipped(index, directory, s) for s in skips], "</ul>"]
+    body.append("</article>")
+    return page(directory, directory, crumbs(directory, directory), body)
 
-    def _target(self, directory: str, path: str) -> str:
-        """A link to `path`'s entry in its own listing, or the bare path when nothing holds it."""
-        if path in self.by_path:
-            text = _t(self.by_path[path].title)
-        elif path in self.skipped:
-            text = f"<code>{_t(path)}</code>"
-        else:
-            return f'<code>{_t(path)}</code> <em class="missing">(not in the tree)</em>'
-        url = href(directory, listing_path(directory_of(path)), _name(path))
-        return f'<a href="{_a(url)}">{text}</a>'
 
-    def _entry(self, directory: str, m: ListedMemory) -> str:
-        name = _name(m.path)
-        archived = m.status == "archived"
-        status = (
-            '<strong class="status archived">archived</strong>'
-            if archived
-            else '<span class="status">active</span>'
-        )
-        if archived and m.archived_at:
-            status += f' <time datetime="{_a(m.archived_at)}">{_t(m.archived_at)}</time>'
-        if m.task_status:
-            status += f' <span class="status task">{_t(m.task_status)}</span>'
-        klass = ' class="archived"' if archived else ""
-        head = (
-            f'<li id="{_a(name)}"{klass}>'
-            f'<a href="{_a(href(directory, m.path))}">{_t(m.title)}</a>'
-            f" <code>{_t(m.memory_type)}</code>"
-            f' <time datetime="{_a(m.updated_at)}">{_t(m.updated_at)}</time> {status}'
-            f"<br><code>{_t(name)}</code> — {_t(m.gist)}"
-        )
-        links = [(rel.replace("_", " "), dst) for rel, dst in m.links]
-        if m.superseded_by and not any(d == m.superseded_by for _, d in m.links):
-            links.insert(0, ("superseded by", m.superseded_by))
-        if not links:
-            return head + "</li>"
-        items = "\n".join(
-            f'<li><span class="rel">{_t(rel)}</span> {self._target(directory, dst)}</li>'
-            for rel, dst in links
-        )
-        return f'{head}\n<ul class="links">\n{items}\n</ul></li>'
+def _entry(index: SiteIndex, directory: str, m: ListedMemory) -> str:
+    name = name_of(m.path)
+    archived = m.status == "archived"
+    status = f'<span class="status {attr(m.status)}">{text(m.status)}</span>'
+    if archived and m.archived_at:
+        status += f" {when(m.archived_at, 'archived')}"
+    if m.task_status:
+        status += f' <span class="status {attr(m.task_status)}">{text(m.task_status)}</span>'
+    klass = ' class="archived"' if archived else ""
+    head = (
+        f'<li id="{attr(name)}"{klass}>'
+        f'<a href="{attr(href(directory, view_path(m.path)))}">{text(m.title)}</a>'
+        f' <code class="type">{text(m.memory_type)}</code>'
+        f" {when(m.updated_at, 'updated')} {status}"
+        f'<br><a class="file" href="{attr(href(directory, m.path))}"><code>{text(name)}</code></a>'
+        f" — {text(m.gist)}"
+    )
+    links = [(rel.replace("_", " "), dst) for rel, dst in m.links]
+    if m.superseded_by and not any(d == m.superseded_by for _, d in m.links):
+        links.insert(0, ("superseded by", m.superseded_by))
+    if not links:
+        return head + "</li>"
+    items = "\n".join(
+        f'<li><span class="rel">{text(rel)}</span> {index.target(directory, dst)}</li>'
+        for rel, dst in links
+    )
+    return f'{head}\n<ul class="links">\n{items}\n</ul></li>'
 
-    def _skipped(self, directory: str, s: ListedSkip) -> str:
-        name = _name(s.path)
-        holder = s.duplicate_of
-        if holder is None:
-            # Never linked: a file that breaks the format may be one that runs or loads something.
-            return (
-                f'<li id="{_a(name)}"><code>{_t(name)}</code>'
-                f' <strong class="status unparseable">unparseable</strong> — {_t(s.reason)}</li>'
-            )
-        url = href(directory, s.path)
+
+def _skipped(index: SiteIndex, directory: str, s: ListedSkip) -> str:
+    name = name_of(s.path)
+    holder = s.duplicate_of
+    if holder is None:
+        # Never linked: a file that breaks the format may be one that runs or loads something.
         return (
-            f'<li id="{_a(name)}"><a href="{_a(url)}"><code>{_t(name)}</code></a>'
-            f' <span class="status duplicate">duplicate</span> of {self._target(directory, holder)}'
-            "</li>"
+            f'<li id="{attr(name)}"><code>{text(name)}</code>'
+            f' <strong class="status unparseable">unparseable</strong> — {text(s.reason)}</li>'
         )
+    url = href(directory, s.path)
+    return (
+        f'<li id="{attr(name)}"><a href="{attr(url)}"><code>{text(name)}</code></a>'
+        f' <span class="status duplicate">duplicate</span> of {index.target(directory, holder)}'
+        "</li>"
+    )

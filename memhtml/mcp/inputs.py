@@ -462,14 +462,22 @@ class TraceSearchInput(BaseModel):
         None, description="Only turns at or after this date or instant (ISO)."
     )
     limit: int | None = Field(None, ge=1, le=200, description="At most this many (default 20).")
-    session_id: str | None = Field(None, description="Only this session's turns (ours).")
+    session_id: str | None = Field(
+        None,
+        description="Only this session's turns: its id or a unique prefix of 4+ characters"
+        " (ours; ambiguous: ERR_AMBIGUOUS_ID with details.candidates).",
+    )
 
 
 class TraceLinksInput(BaseModel):
     """trace_links."""
 
     model_config = _MODEL
-    session_id: str | None = Field(None, description="Links of this session.")
+    session_id: str | None = Field(
+        None,
+        description="Links of this session: its id or a unique prefix of 4+ characters"
+        " (ambiguous: ERR_AMBIGUOUS_ID with details.candidates).",
+    )
     path: str | None = Field(None, description="Links of this memory (a leading / is dropped).")
 
 

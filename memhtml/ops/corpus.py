@@ -58,7 +58,9 @@ def _op(raw: dict[str, Any]) -> AnyOp:
     try:
         return validate_op(raw)
     except InvalidOpError as exc:
-        raise InvalidMemoryError(exc.message) from exc
+        raise InvalidMemoryError(
+            exc.message, suggestions=exc.suggestions, details=exc.details
+        ) from exc
 
 
 class Corpus:

@@ -23,17 +23,26 @@ from memhtml.html.listing import (
     LISTING_NAME,
     SITEMAP_NAME,
     STYLESHEET_NAME,
+    VIEW_DIR,
     ListedMemory,
+    ListedRun,
     ListedSkip,
     render_site,
+    run_from_report,
 )
 from memhtml.store.git import blob_sha, commit_subject
 
 if TYPE_CHECKING:
     from memhtml.ops.corpus import Corpus
 
-# Root-level files publish owns; below the memory folders it owns every `index.html`.
+# Root-level files publish owns; below the memory folders it owns every `index.html`,
+# and everything under the root's memhtml-view/ (a memory's view page).
 ROOT_FILES: Final[tuple[str, ...]] = (LISTING_NAME, SITEMAP_NAME, STYLESHEET_NAME)
+VIEW_PREFIX: Final = VIEW_DIR + "/"
+RUNS_DIR: Final = ".memhtml/sleep"  # the committed sleep reports the front page lists
+# Generated views merge like the listings: a conflict is settled by publishing again.
+VIEW_ATTRIBUTE: Final = f"{VIEW_DIR}/** merge=ours"
+ATTRIBUTES: Final = ".gitattributes"
 _DIRTY_SHOWN: Final = 20
 _BODY_LINES: Final = 200
 
@@ -41,58 +50,97 @@ _FILES_SQL: Final = (
     # Archived is the path's bucket (the index's rule), never the status meta.
     "SELECT path, title, gist, memory_type,"
     " CASE WHEN archived = 1 THEN 'archived' ELSE 'active' END,"
-    " updated_at, archived_at, task_status, superseded_by FROM files ORDER BY path"
+    " updated_at, archived_at, task_status, superseded_by, created_at, event_at,"
+    " valid_from, valid_until, due_at, confidence, importance, author FROM files ORDER BY path"
 )
 _LINKS_SQL: Final = "SELECT src_path, rel, dst_path FROM edges WHERE derived = 0"
+_TAGS_SQL: Final = "SELECT path, tag FROM file_tags ORDER BY path, tag"
+_ENTITIES_SQL: Final = (
+    "SELECT path, entity_type || ':' || entity_name FROM file_entities"
+    " ORDER BY path, entity_type, entity_name"
+)
+_FACETS_SQL: Final = "SELECT path, name, value FROM file_facets ORDER BY path, ordinal"
 _SKIPPED_SQL: Final = "SELECT path, reason FROM skipped_files ORDER BY path"
 
 
+def _grouped(conn: sqlite3.Connection, sql: str) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for path, *rest in conn.execute(sql):
+        out.setdefault(str(path), []).append(rest[0] if len(rest) == 1 else tuple(rest))
+    return out
+
+
 def site_inputs(conn: sqlite3.Connection) -> tuple[list[ListedMemory], list[ListedSkip]]:
-    """Every indexed memory (archived included) with its authored links, and the skipped files."""
+    """Every indexed memory (archived included) with its authored links, tags, entities and
+    facets, and the skipped files."""
     links: dict[str, list[tuple[str, str]]] = {}
     for src, rel, dst in conn.execute(_LINKS_SQL):
         links.setdefault(str(src), []).append((str(rel), str(dst)))
     from memhtml.domain.secrets import redact
 
-    # A memory stored with --allow-secret keeps its text; the site's listings never show it.
+    # A memory stored with --allow-secret keeps its text; the site's pages never show it.
+    tags, entities = _grouped(conn, _TAGS_SQL), _grouped(conn, _ENTITIES_SQL)
+    facets = _grouped(conn, _FACETS_SQL)
     memories = [
         ListedMemory(
-            path=path,
-            title=redact(title),
-            gist=redact(gist),
-            memory_type=mtype,
-            status=status,
-            updated_at=updated,
-            archived_at=archived_at,
-            task_status=task_status,
-            superseded_by=superseded_by,
-            links=tuple(sorted(links.get(path, ()))),
+            path=row[0],
+            title=redact(row[1]),
+            gist=redact(row[2]),
+            memory_type=row[3],
+            status=row[4],
+            updated_at=row[5],
+            archived_at=row[6],
+            task_status=row[7],
+            superseded_by=row[8],
+            links=tuple(sorted(links.get(row[0], ()))),
+            created_at=row[9],
+            event_at=row[10],
+            valid_from=row[11],
+            valid_until=row[12],
+            due_at=row[13],
+            confidence=row[14],
+            importance=row[15],
+            author=row[16],
+            tags=tuple(tags.get(row[0], ())),
+            entities=tuple(entities.get(row[0], ())),
+            facets=tuple(facets.get(row[0], ())),
         )
-        for (
-            path,
-            title,
-            gist,
-            mtype,
-            status,
-            updated,
-            archived_at,
-            task_status,
-            superseded_by,
-        ) in conn.execute(_FILES_SQL)
+        for row in conn.execute(_FILES_SQL)
     ]
     skipped = [ListedSkip(str(p), str(r)) for p, r in conn.execute(_SKIPPED_SQL)]
     return memories, skipped
 
 
-def site_artifacts(conn: sqlite3.Connection) -> dict[str, bytes]:
-    """The generated files for the index `conn` holds, `{path: bytes}` in path order."""
-    return render_site(*site_inputs(conn))
+def sleep_runs(reports: Iterable[tuple[str, bytes]]) -> list[ListedRun]:
+    """The runs whose reports (`.memhtml/sleep/<run-id>.html`, path and bytes) a tree holds."""
+    runs = (run_from_report(path, data) for path, data in reports)
+    return [r for r in runs if r is not None]
+
+
+def _reports_on_disk(root: Path) -> list[tuple[str, bytes]]:
+    folder = root / RUNS_DIR
+    if not folder.is_dir():
+        return []
+    return [
+        (f"{RUNS_DIR}/{f.name}", f.read_bytes())
+        for f in sorted(folder.iterdir())
+        if f.name.endswith(".html") and f.is_file()
+    ]
+
+
+def site_artifacts(
+    conn: sqlite3.Connection, reports: Iterable[tuple[str, bytes]] = ()
+) -> dict[str, bytes]:
+    """The generated files for the index `conn` holds and the sleep `reports` (path, bytes)
+    of its tree, `{path: bytes}` in path order."""
+    return render_site(*site_inputs(conn), sleep_runs(reports))
 
 
 def is_owned(path: str) -> bool:
-    """True for a path publish regenerates or removes: the root files it writes and every
-    `index.html` below the memory folders (a generated name: never a memory)."""
-    if path in ROOT_FILES:
+    """True for a path publish regenerates or removes: the root files it writes, every
+    `index.html` below the memory folders (a generated name: never a memory) and every
+    file under `memhtml-view/`."""
+    if path in ROOT_FILES or path.startswith(VIEW_PREFIX):
         return True
     return path.split("/", 1)[0] in PARA_BUCKETS and path.rsplit("/", 1)[-1] == LISTING_NAME
 
@@ -118,7 +166,8 @@ def publish(corpus: Corpus, *, out: str | os.PathLike[str] | None = None) -> dic
         corpus.recover()
         corpus.catch_up()  # the index equals HEAD plus the working tree (we hold the lock)
         memories, skipped = site_inputs(corpus.conn)
-        artifacts = render_site(memories, skipped)
+        reports = _reports_on_disk(corpus.root)
+        artifacts = render_site(memories, skipped, sleep_runs(reports))
         counts = {
             "memories": len(memories),
             "archived": sum(1 for m in memories if m.status == "archived"),
@@ -127,6 +176,7 @@ def publish(corpus: Corpus, *, out: str | os.PathLike[str] | None = None) -> dic
         }
         if target is not None:
             listed = [m.path for m in memories] + [s.path for s in skipped if s.duplicate_of]
+            listed += [path for path, _ in reports]
             return {**_write_out(corpus.root, target, artifacts, listed), **counts}
         return {**_commit(corpus, artifacts), **counts}
 
@@ -147,7 +197,9 @@ def _commit(corpus: Corpus, artifacts: dict[str, bytes]) -> dict[str, Any]:
     held = (
         {
             e.path: e.sha
-            for e in corpus.git.ls_tree(head, (*ROOT_FILES, *(f"{b}/" for b in PARA_BUCKETS)))
+            for e in corpus.git.ls_tree(
+                head, (*ROOT_FILES, VIEW_PREFIX, *(f"{b}/" for b in PARA_BUCKETS))
+            )
             if is_owned(e.path)
         }
         if head
@@ -162,6 +214,9 @@ def _commit(corpus: Corpus, artifacts: dict[str, bytes]) -> dict[str, Any]:
         write_atomic(resolve_inside(corpus.root, p), artifacts[p])
     changes = [FileChange(p, data) for p, data in writes.items()]
     changes += [FileChange(p, None) for p in removals]
+    attributes = _with_view_attribute(corpus, head) if changes else None
+    if attributes is not None:
+        changes.append(FileChange(ATTRIBUTES, attributes))
     sha = None
     if changes:
         subject = commit_subject("publish", f"regenerate {len(artifacts)} generated artifacts")
@@ -180,6 +235,19 @@ def _commit(corpus: Corpus, artifacts: dict[str, bytes]) -> dict[str, Any]:
         "copied": 0,
         "commit_sha": sha,
     }
+
+
+def _with_view_attribute(corpus: Corpus, head: str | None) -> bytes | None:
+    """`.gitattributes` with the views' `merge=ours` line added, when HEAD's lacks it and the
+    working tree's is HEAD's (a user's own uncommitted edit there is never committed by us);
+    None when nothing is to add. The first publish that commits adds it, once."""
+    held = corpus.git.show_blob(head, ATTRIBUTES) if head else None
+    if _disk(corpus.root / ATTRIBUTES) != held:
+        return None
+    lines = (held or b"").decode("utf-8", errors="replace").splitlines()
+    if VIEW_ATTRIBUTE in lines:
+        return None
+    return ("\n".join([*lines, VIEW_ATTRIBUTE]) + "\n").encode("utf-8")
 
 
 def _disk(path: Path) -> bytes | None:

@@ -76,7 +76,7 @@ def task_add(
     only), and any refusal leaves nothing written.
     """
     from memhtml.contracts.ops import LinkOp
-    from memhtml.ops.writes import _write_op
+    from memhtml.ops.new_memory import _write_op
 
     check_status(status)
     due = check_due(due) if due else None

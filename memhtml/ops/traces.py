@@ -11,11 +11,17 @@ answers an empty result that says so (`indexed: false`).
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.contracts.dates import normalize_datetime
-from memhtml.contracts.errors import InvalidFlagError, InvalidMemoryError
+from memhtml.contracts.errors import (
+    AmbiguousIdError,
+    InvalidFlagError,
+    InvalidMemoryError,
+    PathNotFoundError,
+)
 
 if TYPE_CHECKING:
     from memhtml.ops.corpus import Corpus
@@ -23,6 +29,14 @@ if TYPE_CHECKING:
 
 DEFAULT_TRACE_ROOT: Final = "~/.claude/projects"
 NOT_INDEXED: Final = "no transcripts indexed yet: run `memhtml trace index`"
+# A session id may be given by a unique prefix of at least this many characters (git's
+# shortest abbreviation); terminals show ids cut to 12 and AGENTS.md's examples use 8.
+MIN_SESSION_PREFIX: Final = 4
+CANDIDATES_SHOWN: Final = 10
+
+
+class SessionNotFoundError(PathNotFoundError):
+    """No session id is, or starts with, what was given (ERR_PATH_NOT_FOUND)."""
 
 
 def trace_root(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -88,6 +102,61 @@ def _since(since: str | None) -> str | None:
     return value
 
 
+def resolve_session_id(
+    corpus: Corpus, given: str, store: TraceStore | None = None, *, field: str = "session_id"
+) -> str:
+    """The full session id `given` names: itself when some source knows it exactly, else
+    the one id it is a prefix of (like git's short hashes).
+
+    The sources are every session the memories were written under (archived ones
+    included), the reads `read --session-id` recorded, and the indexed transcripts.
+    A prefix of several ids is AmbiguousIdError listing them (capped); one of none is
+    SessionNotFoundError; a prefix under MIN_SESSION_PREFIX characters that is not
+    itself an id is InvalidFlagError. Only the doors that look sessions up take a
+    prefix: a door that records one (write, correct, apply, read --session-id) keeps
+    the id verbatim, since the session doing the work is usually not known anywhere yet.
+    """
+    from memhtml.trace.links import session_ids
+
+    def known(prefix: str) -> set[str]:
+        found = session_ids(corpus.conn, prefix)
+        if store is not None:
+            found |= store.session_ids(prefix)
+        return found
+
+    candidates = known(given) if given else set()
+    if given in candidates:
+        return given
+    if len(given) < MIN_SESSION_PREFIX:
+        raise InvalidFlagError(
+            f"{field}: {given!r} is too short to stand for a session id; give its first"
+            f" {MIN_SESSION_PREFIX} characters or more, or the whole id",
+            details={"field": field},
+            suggestions=['memhtml trace search "" lists recent sessions'],
+        )
+    if len(candidates) == 1:
+        return candidates.pop()
+    if not candidates:
+        raise SessionNotFoundError(
+            f"{field}: no session id is or starts with {given!r}: no memory was written or"
+            " read under it, and no indexed transcript holds it",
+            details={"field": field, "prefix": given},
+            suggestions=[
+                'memhtml trace search "" lists recent sessions',
+                "memhtml trace index reads transcripts written since the last pass",
+            ],
+        )
+    ordered = sorted(candidates)
+    shown = ordered[:CANDIDATES_SHOWN]
+    more = f" and {len(ordered) - len(shown)} more" if len(ordered) > len(shown) else ""
+    raise AmbiguousIdError(
+        f"{field}: {given!r} starts {len(ordered)} session ids: {', '.join(shown)}{more};"
+        " give more characters",
+        details={"field": field, "prefix": given, "candidates": shown, "count": len(ordered)},
+        suggestions=[f"memhtml trace links --session-id {sid}" for sid in shown[:3]],
+    )
+
+
 def search_traces(
     corpus: Corpus,
     query: str,
@@ -103,7 +172,7 @@ def search_traces(
     check_query(query)
     since_value = _since(since)
     store = open_traces(corpus)
-    base: dict[str, Any] = {"query": query}
+    base: dict[str, Any] = {"query": query, "session_id": session_id}
     if store is None:
         return {
             **base,
@@ -117,10 +186,13 @@ def search_traces(
     from memhtml.trace.search import search_turns
 
     with store:
+        if session_id:
+            session_id = resolve_session_id(corpus, session_id, store)
         found = search_turns(
             store, query, session_id=session_id, since=since_value, cwd=cwd, limit=limit
         )
         scanned_at = store.meta().get("scanned_at")
+    base["session_id"] = session_id  # the full id a prefix stood for
     return {**base, **found, "indexed": True, "indexed_at": scanned_at}
 
 
@@ -140,13 +212,15 @@ def trace_links(
     if path:
         memory_path(path)
     corpus.catch_up()
-    links = memory_links(corpus.conn, session_id=session_id, path=path)
     store = open_traces(corpus)
     sessions: list[dict[str, Any]] = []
-    if store is not None:
-        from memhtml.trace.search import SESSION_FIELDS
+    with store if store is not None else nullcontext():
+        if session_id:
+            session_id = resolve_session_id(corpus, session_id, store)
+        links = memory_links(corpus.conn, session_id=session_id, path=path)
+        if store is not None:
+            from memhtml.trace.search import SESSION_FIELDS
 
-        with store:
             for sid in dict.fromkeys(link["session_id"] for link in links):
                 row = store.session(sid)
                 if row is not None:

@@ -40,7 +40,7 @@ from memhtml.contracts.errors import ConflictError, InvalidFlagError, MemhtmlErr
 from memhtml.contracts.ops import WriteOp
 from memhtml.domain.conflicts import asserts, claims_conflict, restates
 from memhtml.domain.frame import split_frame
-from memhtml.ops.writes import split_claim
+from memhtml.ops.new_memory import split_claim
 
 if TYPE_CHECKING:
     from memhtml.ops.batch import AnyOp

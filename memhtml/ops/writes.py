@@ -8,13 +8,12 @@ op's result payload or raises a typed error.
 from __future__ import annotations
 
 import functools
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from memhtml.contracts.dates import parse_datetime_input
 from memhtml.contracts.errors import (
+    ArchivedMemoryError,
     DirtyTreeError,
     DuplicateContentError,
     InvalidMemoryError,
@@ -35,17 +34,22 @@ from memhtml.contracts.paths import (
     with_ordinal,
 )
 from memhtml.contracts.vocab import (
-    DEFAULT_TASK_STATUS,
-    MAX_MEMORY_BYTES,
     PEOPLE_DIR,
     REL_CLASS,
     TASK_STATUSES,
     normalize_rel,
 )
-from memhtml.html import MemoryDocument, NewMemory, parse_memory, render_document
+from memhtml.html import MemoryDocument, NewMemory, parse_memory
 from memhtml.html import add_link as html_add_link
 from memhtml.html import remove_link as html_remove_link
 from memhtml.html import set_meta as html_set_meta
+from memhtml.ops.new_memory import (
+    _invalid,
+    _write_op,
+    new_memory_for,
+    render_chunk,
+    rendered,
+)
 from memhtml.ops.tree import TreeView
 
 if TYPE_CHECKING:
@@ -56,139 +60,6 @@ MAX_ORDINAL = 1000
 # (forking and pickling cost less than they save above this), and per task.
 RENDER_AHEAD_MIN: Final = 200
 RENDER_CHUNK: Final = 100
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
-def split_claim(paragraphs: Sequence[str]) -> tuple[str, tuple[str, ...]]:
-    """The original's rule for prose ops: the first sentence is the claim, the rest is body."""
-    paras = [p.strip() for p in paragraphs if p and p.strip()]
-    if not paras:
-        return "", ()
-    first, *rest = paras
-    parts = _SENTENCE_END.split(first, maxsplit=1)
-    claim = parts[0].strip()
-    remainder = parts[1].strip() if len(parts) > 1 else ""
-    return claim, tuple(([remainder] if remainder else []) + rest)
-
-
-def _write_op(**fields: Any) -> WriteOp:
-    """A WriteOp built in code; a refused field is ERR_INVALID_MEMORY."""
-    from memhtml.ops.batch import is_validation_error
-
-    try:
-        return WriteOp(**fields)
-    except ValueError as exc:
-        if not is_validation_error(exc):
-            raise
-        errors = exc.errors()
-        first: Mapping[str, Any] = errors[0] if errors else {"loc": (), "msg": str(exc)}
-        where = ".".join(str(x) for x in first.get("loc", ()))
-        raise InvalidMemoryError(f"{where}: {first.get('msg', 'invalid')}") from exc
-
-
-def parse_entity(raw: str) -> tuple[str, str]:
-    """`type:name` -> (type, name); refuses a value without both parts."""
-    etype, sep, name = raw.partition(":")
-    if not sep or not etype.strip() or not name.strip():
-        raise InvalidMemoryError(
-            f"entity {raw!r} is not `type:name`", suggestions=["e.g. --entity service:checkout-api"]
-        )
-    return etype.strip(), name.strip()
-
-
-def _invalid(doc: MemoryDocument, what: str) -> InvalidMemoryError:
-    violations = [{"code": v.code, "message": v.message} for v in doc.violations]
-    first = violations[0]["message"] if violations else "invalid"
-    return InvalidMemoryError(
-        f"{what} violates the memory format: {first}",
-        details={"violations": violations},
-        suggestions=["memhtml doctor <file> lists every violation"],
-    )
-
-
-def new_memory_for(
-    op: WriteOp, now: str, *, extra_links: Sequence[tuple[str, str]] = ()
-) -> NewMemory:
-    """The NewMemory a write op describes at instant `now` (validated field by field)."""
-    body = tuple(op.body or ())
-    if op.article_html is not None:
-        if op.claim or body:
-            raise InvalidMemoryError("give either --article-html or --claim/--body, not both")
-        claim: str | None = None
-    elif op.claim is not None and op.claim.strip():
-        claim = op.claim.strip()
-    else:
-        claim, body = split_claim(body)
-        if not claim:
-            raise InvalidMemoryError(
-                "a memory needs a claim: --claim, a --body whose first sentence is the claim,"
-                " or --article-html",
-            )
-    metas: dict[str, str] = {}
-    if op.confidence is not None:
-        metas["memhtml-confidence"] = f"{op.confidence:g}"
-    if op.importance is not None:
-        metas["memhtml-importance"] = str(op.importance)
-    for name, value in (
-        ("memhtml-author", op.author),
-        ("memhtml-session", op.session_id),
-        ("memhtml-prompt", op.prompt_id),
-        ("memhtml-turn", op.turn_uuid),
-    ):
-        if value:
-            metas[name] = value
-    if op.valid_from:
-        metas["memhtml-valid-from"] = parse_datetime_input(op.valid_from, field="valid_from")
-    if op.type == "task":
-        status = op.task_status or DEFAULT_TASK_STATUS
-        if status not in TASK_STATUSES:
-            raise InvalidMemoryError(f"task status {status!r} is not one of {TASK_STATUSES}")
-        metas["memhtml-task-status"] = status
-    elif op.task_status:
-        raise InvalidMemoryError("a task status belongs on a task only")
-    if op.due:
-        metas["memhtml-due"] = parse_datetime_input(op.due, field="due")
-    event_at = parse_datetime_input(op.event_at, field="event_at") if op.event_at else None
-    return NewMemory(
-        title=" ".join(op.title.split()),
-        memory_type=op.type,
-        created=now,
-        updated=now,
-        claim=claim,
-        body=body,
-        article_html=op.article_html,
-        metas=metas,
-        entities=tuple(dict.fromkeys(parse_entity(e) for e in op.entity)),
-        tags=tuple(dict.fromkeys(t.strip() for t in op.tag if t.strip())),
-        links=tuple(extra_links),
-        event_at=event_at,
-    )
-
-
-def rendered(new: NewMemory, what: str) -> tuple[bytes, MemoryDocument]:
-    """A NewMemory's file bytes and their parse; InvalidMemoryError when it may not be written."""
-    text, doc = render_document(new)
-    data = text.encode("utf-8")
-    if len(data) > MAX_MEMORY_BYTES:
-        raise InvalidMemoryError(
-            f"{what} is {len(data)} bytes; one memory holds at most {MAX_MEMORY_BYTES}",
-            suggestions=["split it into several memories, one fact each"],
-        )
-    if not doc.ok:
-        raise _invalid(doc, what)
-    return data, doc
-
-
-def render_chunk(items: list[tuple[WriteOp, str]]) -> list[tuple[bytes, MemoryDocument] | None]:
-    """Render (op, now) pairs ahead of planning (a worker's task); None where the op fails,
-    which the planner then renders itself, raising the failure at that op's turn."""
-    out: list[tuple[bytes, MemoryDocument] | None] = []
-    for op, now in items:
-        try:
-            out.append(rendered(new_memory_for(op, now), f"memory {op.title!r}"))
-        except Exception:  # the planner meets it again at this op's turn
-            out.append(None)
-    return out
 
 
 @functools.lru_cache(maxsize=256)
@@ -362,16 +233,50 @@ class Planner:
         destination = self._free_path(archive_path(path, self.year), new_identity=False)
         return destination, text
 
-    def _live_target(self, raw: str) -> tuple[str, MemoryDocument]:
+    def _live_target(self, raw: str, *, doing: str = "archive") -> tuple[str, MemoryDocument]:
         path = memory_path(raw)
         if is_archived_path(path):
-            raise InvalidMemoryError(f"{path} is already archived")
+            raise self._archived(path, doing)
         if not self.view.exists(path):
             raise PathNotFoundError(
                 f"no memory at {path}", suggestions=["memhtml list", "memhtml resolve <path>"]
             )
         self._require_clean(path)
         return path, self._doc(path)
+
+    def _archived(self, path: str, doing: str) -> PathNotFoundError | ArchivedMemoryError:
+        """The refusal of `doing` on an archived path, naming the live memory it became."""
+        if not self.view.exists(path):
+            return PathNotFoundError(
+                f"no memory at {path}", suggestions=["memhtml list", f"memhtml resolve {path}"]
+            )
+        live = self._successor(path)
+        where = f"; the memory lives on at {live}" if live else ""
+        return ArchivedMemoryError(
+            f"{path} is archived: an archived version is history and is never changed in"
+            f" place{where}",
+            details={"path": path, "live_path": live},
+            suggestions=(
+                [f"memhtml {doing} {live}"] if live else [f"memhtml resolve {path}", "memhtml list"]
+            ),
+        )
+
+    def _successor(self, path: str) -> str | None:
+        """The live memory an archived one's superseded-by chain ends at, if any."""
+        seen = {path}
+        current = path
+        while self.view.exists(current):
+            try:
+                nxt = parse_memory(self.view.read(current)).superseded_by
+            except PathNotFoundError:
+                return None
+            if nxt is None or nxt in seen:
+                return None
+            if not is_archived_path(nxt):
+                return nxt if self.view.exists(nxt) else None
+            seen.add(nxt)
+            current = nxt
+        return None
 
     def archive(self, op: ArchiveOp) -> dict[str, Any]:
         """Plan a move into archive/<YYYY>/<path> with the archive stamps."""
@@ -398,7 +303,7 @@ class Planner:
         """
         if status not in TASK_STATUSES:
             raise InvalidMemoryError(f"task status {status!r} is not one of {TASK_STATUSES}")
-        path, doc = self._live_target(raw)
+        path, doc = self._live_target(raw, doing="task status")
         if doc.memory_type != "task":
             raise InvalidMemoryError(
                 f"{path} is a {doc.memory_type} memory, not a task",
@@ -421,9 +326,23 @@ class Planner:
 
     # -- correct -------------------------------------------------------------------
     def correct(self, op: CorrectOp) -> dict[str, Any]:
-        """Plan a replacement plus the original's archive, linked both ways."""
-        path, original = self._live_target(op.target_path)
+        """Plan a replacement plus the original's archive, linked both ways.
+
+        The replacement keeps the old version's head (memhtml.ops.correction:
+        HEAD_FIELDS) and, without a given title, takes its title from the new
+        claim when the claim changed.
+        """
+        from memhtml.ops.correction import LINKS_NOT_CARRIED, carried_head, choose_title
+
+        path, original = self._live_target(op.target_path, doing="correct")
         memory_type = op.type or original.memory_type or "semantic"
+        keep = carried_head(
+            original,
+            memory_type=memory_type,
+            now=self.now,
+            importance=op.importance,
+            confidence=op.confidence,
+        )
         write_op = _write_op(
             title=op.title or original.title,
             type=memory_type,
@@ -431,23 +350,26 @@ class Planner:
             body=op.body,
             article_html=op.article_html,
             session_id=op.session_id,
-            tag=list(original.tags),
-            entity=[f"{t}:{n}" for t, n in original.entities],
-            valid_from=self.now,
+            prompt_id=op.prompt_id,
+            turn_uuid=op.turn_uuid,
+            **{k: v for k, v in keep.fields.items() if v is not None},
         )
+        base = self.new_memory(write_op)
+        base = base.replace(metas={**base.metas, **keep.metas}, aliases=keep.aliases)
+        _, draft = rendered(base, f"correction of {path}")
+        title, title_from = choose_title(op.title, original, draft.gist)
+        base = base.replace(title=" ".join(title.split()))
         folder = path.rsplit("/", 1)[0]
-        new_path = self._free_path(f"{folder}/{memory_slug(write_op.title)}.html", taken={path})
+        new_path = self._free_path(f"{folder}/{memory_slug(base.title)}.html", taken={path})
         archived_to = self._free_path(archive_path(path, self.year), new_identity=False)
         # The replacement keeps what the original asserted about other memories;
         # supersedence and session provenance belong to the version they were about.
         carried = tuple(
             (link.rel, link.path)
             for link in original.links
-            if link.rel not in ("supersedes", "from_session") and link.path != new_path
+            if link.rel not in LINKS_NOT_CARRIED and link.path != new_path
         )
-        new = self.new_memory(
-            write_op, extra_links=(("supersedes", archived_to), *dict.fromkeys(carried))
-        )
+        new = base.replace(links=(("supersedes", archived_to), *dict.fromkeys(carried)))
         data, doc = self._render(new, f"correction of {path}")
         self.refuse_secrets(data, doc, None, f"correction of {path}", op.allow_secret)
         if doc.content_hash == original.content_hash:
@@ -484,6 +406,8 @@ class Planner:
             "superseded": [archived_to],
             "archived": [archived_to],
             "reason": op.reason,
+            "title": new.title,
+            "title_from": title_from,
             "content_hash": doc.content_hash,
             "relinked": relinked,
             "links_left": unrelinked,

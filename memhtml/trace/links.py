@@ -103,3 +103,19 @@ def memory_links(
     links.sort(key=lambda link: (link["path"], link["link_kind"], link["session_id"]))
     links.sort(key=lambda link: link["at"] or "", reverse=True)
     return links
+
+
+# The largest code point: a string starting with `prefix` sorts below prefix + this.
+_LAST: Final = "\U0010ffff"
+
+
+def session_ids(conn: sqlite3.Connection, prefix: str) -> set[str]:
+    """The session ids the memories and the recorded reads know that start with `prefix`
+    (the written ones include archived memories: a session's links outlive an archive)."""
+    rows = conn.execute(
+        "SELECT session_id FROM files WHERE session_id >= ?1 AND session_id < ?2"
+        " UNION SELECT session_id FROM state.session_reads"
+        " WHERE session_id >= ?1 AND session_id < ?2",
+        (prefix, prefix + _LAST),
+    )
+    return {str(sid) for (sid,) in rows if str(sid).startswith(prefix)}

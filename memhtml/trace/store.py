@@ -477,6 +477,14 @@ class TraceStore:
         rows = self._rows("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
         return rows[0] if rows else None
 
+    def session_ids(self, prefix: str) -> set[str]:
+        """The indexed sessions whose id starts with `prefix` (exactly `prefix` included)."""
+        rows = self.conn.execute(
+            "SELECT session_id FROM sessions WHERE session_id >= ? AND session_id < ?",
+            (prefix, prefix + "\U0010ffff"),
+        )
+        return {str(sid) for (sid,) in rows if str(sid).startswith(prefix)}
+
     def session_files(self, session_id: str) -> list[dict[str, Any]]:
         """A session's transcript files: the main one first, then its subagents'."""
         return self._rows(

@@ -40,17 +40,20 @@ def test_publish_commits_the_site_once_and_a_rerun_commits_nothing(seeded: Any) 
     before = _head(root)
     first = seeded.publish()
     assert first["commit_sha"] == _head(root) != before
-    assert first["artifacts"] == first["written"] == 5  # root, areas, areas/ops, sitemap, css
+    # root, areas, areas/ops, a view per memory, sitemap, css
+    assert first["artifacts"] == first["written"] == 7
     assert first["paths"] == [
         "areas/index.html",
         "areas/ops/index.html",
         "index.html",
+        "memhtml-view/areas/a.html",
+        "memhtml-view/areas/ops/b.html",
         "memhtml.css",
         "sitemap.xml",
     ]
     assert _git(root, "status", "--porcelain") == ""
     subject = _git(root, "log", "-1", "--format=%s")
-    assert subject == "memhtml(publish): regenerate 5 generated artifacts"
+    assert subject == "memhtml(publish): regenerate 7 generated artifacts"
     again = seeded.publish()
     assert again["commit_sha"] is None and again["written"] == 0 and again["paths"] == []
     assert _head(root) == first["commit_sha"]
@@ -70,11 +73,13 @@ def test_a_new_memory_rewrites_only_the_listings_it_changes(seeded: Any) -> None
     seeded.publish()
     seeded.write(title="Gamma", type="semantic", claim="Gamma is new.", path="areas/ops/g.html")
     report = seeded.publish()
-    # The directory's listing, its ancestors' counts, the sitemap; not the stylesheet.
+    # The directory's listing, its ancestors' counts, the new view, the sitemap; not the
+    # stylesheet, nor the views of memories the new one does not link.
     assert report["paths"] == [
         "areas/index.html",
         "areas/ops/index.html",
         "index.html",
+        "memhtml-view/areas/ops/g.html",
         "sitemap.xml",
     ]
     assert report["commit_sha"] is not None
@@ -85,13 +90,14 @@ def test_an_archived_memory_is_reachable_and_an_emptied_listing_is_removed(seede
     seeded.publish()
     moved = seeded.archive("areas/ops/b.html", reason="stale")["archive_path"]
     report = seeded.publish()
-    assert report["removed"] == ["areas/ops/index.html"]
+    assert report["removed"] == ["areas/ops/index.html", "memhtml-view/areas/ops/b.html"]
     assert not (root / "areas/ops/index.html").exists()
     assert "areas/ops/index.html" not in _git(root, "ls-files").splitlines()
+    assert (root / "memhtml-view" / moved).is_file()
     listing = (root / moved).parent / "index.html"
     page = listing.read_text(encoding="utf-8")
     assert '<li id="b.html" class="archived">' in page
-    assert '<strong class="status archived">archived</strong>' in page
+    assert '<span class="status archived">archived</span>' in page
     # archive/ is reachable from the root, down to the archived memory's listing.
     chain = Path(moved).parent.parts
     for depth in range(len(chain)):
@@ -107,12 +113,19 @@ def test_every_generated_href_resolves_to_a_file_in_the_tree(seeded: Any) -> Non
     )
     seeded.publish()
     hrefs = 0
-    for listing in root.rglob("index.html"):
-        for url in re.findall(r'href="([^"#]*)', listing.read_text(encoding="utf-8")):
-            assert not url.startswith("/")
-            assert (listing.parent / unquote(url)).resolve().is_file(), (listing, url)
+    pages = [*root.rglob("index.html"), *(root / "memhtml-view").rglob("*.html")]
+    assert len(pages) > 6
+    for generated in pages:
+        html = generated.read_text(encoding="utf-8")
+        ids = set(re.findall(r' id="([^"]*)"', html))
+        for url, fragment in re.findall(r'(?:href|src)="([^"#]*)#?([^"]*)"', html):
+            assert not url.startswith(("/", "http:", "https:", "file:")), (generated, url)
+            if not url:  # a link within the page
+                assert fragment in ids, (generated, fragment)
+                continue
+            assert (generated.parent / unquote(url)).resolve().is_file(), (generated, url)
             hrefs += 1
-    assert hrefs > 10
+    assert hrefs > 40
 
 
 def test_an_unparseable_file_is_listed_as_such_and_never_linked(seeded: Any) -> None:
@@ -157,7 +170,7 @@ def test_out_writes_the_site_and_the_memories_and_commits_nothing(
     assert report["out"] == str(out.resolve())
     assert report["commit_sha"] is None and _head(root) == before
     assert _git(root, "status", "--porcelain") == ""
-    assert report["written"] == report["artifacts"] == 5 and report["copied"] == 2
+    assert report["written"] == report["artifacts"] == 7 and report["copied"] == 2
     assert (out / "areas/ops/b.html").read_bytes() == (root / "areas/ops/b.html").read_bytes()
     assert (out / "memhtml.css").is_file() and (out / "sitemap.xml").is_file()
     assert {p: (out / p).read_bytes() for p in site_artifacts(seeded.conn)} == site_artifacts(
@@ -247,6 +260,10 @@ def test_site_changes_writes_what_differs_and_removes_only_owned_stale_listings(
         ("areas/x.html", False),
         ("docs/index.html", False),
         ("areas/sitemap.xml", False),
+        ("memhtml-view/areas/x.html", True),
+        ("memhtml-view/archive/2025/areas/x.html", True),
+        ("memhtml-viewer/x.html", False),
+        (".memhtml/sleep/2026-01-02.html", False),
     ],
 )
 def test_what_publish_owns(path: str, owned: bool) -> None:
@@ -266,3 +283,64 @@ def test_the_fixture_publish_is_reproducible_across_clones(tmp_path: Path) -> No
             c.publish()
         trees.append(_git(root, "rev-parse", "HEAD^{tree}"))
     assert trees[0] == trees[1]
+
+
+def test_publish_never_changes_a_memory_file(seeded: Any) -> None:
+    """The views live beside the memories: no memory's bytes, blob or content hash move."""
+    root: Path = seeded.root
+    seeded.archive("areas/a.html")  # archived memories too
+    before = _head(root)
+    memories = {
+        p: (root / p).read_bytes() for p in _git(root, "ls-files", "areas", "archive").split()
+    }
+    hashes = dict(seeded.conn.execute("SELECT path, content_hash FROM files"))
+    report = seeded.publish()
+    changed = _git(root, "diff", "--name-only", before, report["commit_sha"]).splitlines()
+    assert changed and not set(changed) & set(memories)
+    assert all(is_owned(p) or p == ".gitattributes" for p in changed)  # the views merge=ours
+    assert {p: (root / p).read_bytes() for p in memories} == memories
+    assert dict(seeded.conn.execute("SELECT path, content_hash FROM files")) == hashes
+
+
+def test_the_front_page_lists_the_sleep_reports_the_tree_holds(seeded: Any, tmp_path: Path) -> None:
+    root: Path = seeded.root
+    report = root / ".memhtml" / "sleep" / "2026-01-02.html"
+    report.write_text(
+        "<!doctype html><title>Sleep run 2026-01-02</title>"
+        "<p><mark>2026-01-02 ran 16 phases: 3 committed, 0 failed, 6 skipped.</mark></p>",
+        encoding="utf-8",
+    )
+    _git(root, "add", ".memhtml/sleep/2026-01-02.html")
+    _git(root, "commit", "-q", "-m", "a merged sleep run's report")
+    seeded.publish()
+    front = (root / "index.html").read_text(encoding="utf-8")
+    assert (
+        '<a href=".memhtml/sleep/2026-01-02.html"><strong>2026-01-02</strong></a>'
+        " — ran 16 phases: 3 committed, 0 failed, 6 skipped." in front
+    )
+    out = tmp_path / "site"
+    seeded.publish(out=out)  # a site written elsewhere carries the reports it links
+    assert (out / ".memhtml/sleep/2026-01-02.html").read_bytes() == report.read_bytes()
+
+
+def test_the_first_publish_adds_the_views_merge_attribute_once(seeded: Any) -> None:
+    root: Path = seeded.root
+    attributes = root / ".gitattributes"
+    before = attributes.read_text(encoding="utf-8")
+    assert "memhtml-view" not in before and "index.html merge=ours" in before
+    first = seeded.publish()
+    assert attributes.read_text(encoding="utf-8").startswith(before)
+    assert "memhtml-view/** merge=ours" in attributes.read_text(encoding="utf-8")
+    assert ".gitattributes" in _git(root, "show", "--name-only", "--format=", "HEAD").split()
+    assert first["commit_sha"] == _head(root)
+    assert seeded.publish()["commit_sha"] is None
+    assert _git(root, "status", "--porcelain") == ""
+
+
+def test_a_users_edit_of_gitattributes_is_left_alone(seeded: Any) -> None:
+    root: Path = seeded.root
+    attributes = root / ".gitattributes"
+    attributes.write_text(attributes.read_text() + "*.pdf binary\n")  # uncommitted
+    seeded.publish()
+    assert ".gitattributes" not in _git(root, "show", "--name-only", "--format=", "HEAD").split()
+    assert attributes.read_text().endswith("*.pdf binary\n")

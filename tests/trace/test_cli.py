@@ -151,9 +151,12 @@ def test_a_person_at_a_terminal_gets_text_and_progress(
     out = Terminal()
     run(["trace", "search", sessions[0].phrase], stdout=out)
     assert sessions[0].session_id[:12] in out.getvalue()
-    out = Terminal()
-    run(["trace", "links", "--session-id", "nobody"], stdout=out)
+    out = Terminal()  # the 12 characters the search printed name the session
+    assert run(["trace", "links", "--session-id", sessions[0].session_id[:12]], stdout=out) == 0
     assert out.getvalue().strip() == "no links"
+    out = Terminal()  # an id nothing knows is said to be unknown, not answered "no links"
+    assert run(["trace", "links", "--session-id", "nobody"], stdout=out) == 1
+    assert "ERR_PATH_NOT_FOUND" in out.getvalue() and "'nobody'" in out.getvalue()
 
 
 def test_mcp_tools_answer_what_the_cli_answers(env: Path, sessions: list[SynthSession]) -> None:

@@ -26,7 +26,7 @@ def human_publish(data: dict[str, Any]) -> str:
     if data["copied"]:
         line += f", {data['copied']} memories copied"
     if data["removed"]:
-        line += f", {len(data['removed'])} stale listings removed"
+        line += f", {len(data['removed'])} stale pages removed"
     lines = [line]
     if data["commit_sha"]:
         lines.append(f"  commit {data['commit_sha'][:12]}")

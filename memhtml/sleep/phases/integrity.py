@@ -16,7 +16,8 @@ explains and also follows history's renames, which the run index cannot see.
 
 A published corpus stays published: when the tree holds the site's root
 listing (`memhtml publish` was run and committed), the phase regenerates the
-listings, `sitemap.xml` and the stylesheet from the run index with the same
+listings, the view pages, `sitemap.xml` and the stylesheet from the run index
+(and the sleep reports its tree holds: the front page lists them) with the same
 generator (`memhtml.ops.publish.site_artifacts`), writing only files whose
 bytes change and removing listings of folders that emptied, in its own
 commit. A corpus never published gets no site from sleep.
@@ -88,14 +89,23 @@ class Integrity(BasePhase):
     @staticmethod
     def _republish(ctx: SleepContext, counts: dict[str, int], out: PhaseOutcome) -> list[str]:
         """Regenerate a published site's artifacts; body lines for what changed."""
-        from memhtml.ops.publish import ROOT_FILES, is_owned, site_artifacts, site_changes
+        from memhtml.ops.publish import (
+            ROOT_FILES,
+            RUNS_DIR,
+            is_owned,
+            site_artifacts,
+            site_changes,
+        )
         from memhtml.store.git import blob_sha
 
         counts["artifacts"] = counts["regenerated"] = counts["removed"] = 0
         if not ctx.view.exists(ROOT_FILES[0]):
             return []
         held = {p: blob_sha(ctx.view.read(p)) for p in ctx.view.paths() if is_owned(p)}
-        artifacts = site_artifacts(ctx.conn)
+        reports = [
+            (p, ctx.view.read(p)) for p in ctx.view.paths(RUNS_DIR + "/") if p.endswith(".html")
+        ]
+        artifacts = site_artifacts(ctx.conn, reports)
         writes, removals = site_changes(artifacts, held)
         counts["artifacts"] = len(artifacts)
         counts["regenerated"], counts["removed"] = len(writes), len(removals)
