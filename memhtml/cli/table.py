@@ -50,6 +50,11 @@ ENVIRONMENT: Final[dict[str, str]] = {
         "the public benchmarks' data folder the bench harnesses read (default: ../shared/data"
         " beside the checkout)"
     ),
+    "MEMHTML_FAULT_ENOSPC": (
+        "testing only: the disk 'fills' at the named step of a write (LABEL[#k][:after];"
+        " memhtml.store.faults), to prove a full disk loses nothing"
+    ),
+    "MEMHTML_FAULT_TRACE": "testing only: a file the fault seam appends each step's label to",
 }
 
 _TYPE = Param("type", "memory type", choices=MEMORY_TYPES, metavar="TYPE")

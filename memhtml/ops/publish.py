@@ -41,8 +41,6 @@ ROOT_FILES: Final[tuple[str, ...]] = (LISTING_NAME, SITEMAP_NAME, STYLESHEET_NAM
 VIEW_PREFIX: Final = VIEW_DIR + "/"
 RUNS_DIR: Final = ".memhtml/sleep"  # the committed sleep reports the front page lists
 # Generated views merge like the listings: a conflict is settled by publishing again.
-VIEW_ATTRIBUTE: Final = f"{VIEW_DIR}/** merge=ours"
-ATTRIBUTES: Final = ".gitattributes"
 _DIRTY_SHOWN: Final = 20
 _BODY_LINES: Final = 200
 
@@ -214,9 +212,6 @@ def _commit(corpus: Corpus, artifacts: dict[str, bytes]) -> dict[str, Any]:
         write_atomic(resolve_inside(corpus.root, p), artifacts[p])
     changes = [FileChange(p, data) for p, data in writes.items()]
     changes += [FileChange(p, None) for p in removals]
-    attributes = _with_view_attribute(corpus, head) if changes else None
-    if attributes is not None:
-        changes.append(FileChange(ATTRIBUTES, attributes))
     sha = None
     if changes:
         subject = commit_subject("publish", f"regenerate {len(artifacts)} generated artifacts")
@@ -235,19 +230,6 @@ def _commit(corpus: Corpus, artifacts: dict[str, bytes]) -> dict[str, Any]:
         "copied": 0,
         "commit_sha": sha,
     }
-
-
-def _with_view_attribute(corpus: Corpus, head: str | None) -> bytes | None:
-    """`.gitattributes` with the views' `merge=ours` line added, when HEAD's lacks it and the
-    working tree's is HEAD's (a user's own uncommitted edit there is never committed by us);
-    None when nothing is to add. The first publish that commits adds it, once."""
-    held = corpus.git.show_blob(head, ATTRIBUTES) if head else None
-    if _disk(corpus.root / ATTRIBUTES) != held:
-        return None
-    lines = (held or b"").decode("utf-8", errors="replace").splitlines()
-    if VIEW_ATTRIBUTE in lines:
-        return None
-    return ("\n".join([*lines, VIEW_ATTRIBUTE]) + "\n").encode("utf-8")
 
 
 def _disk(path: Path) -> bytes | None:

@@ -14,7 +14,7 @@ that changes what git stores or merges:
   `working-tree-encoding=UTF-16LE-BOM` made a write commit mojibake), no `$Id$`
   expansion, no clean or smudge filter;
 * `merge=text conflict-marker-size=7`, then `*.html merge=memhtml diff=html` and
-  the generated listings `merge=ours`: the merge drivers are memhtml's (a
+  the generated listings and memory views `merge=ours`: the merge drivers are memhtml's (a
   remote's `*.html merge=union` merged a real conflict into one file with two
   claims);
 
@@ -39,6 +39,7 @@ LINES: Final[tuple[str, ...]] = (
     "*.html merge=memhtml diff=html",
     "index.html merge=ours",
     "sitemap.xml merge=ours",
+    "memhtml-view/** merge=ours",  # publish's memory views (memhtml.html.site_parts.VIEW_DIR)
 )
 BLOCK: Final = "\n".join((BEGIN, *LINES, END)) + "\n"
 

@@ -12,7 +12,8 @@ the range introduces is seen once), not only the tip's tree. A commit may bring:
   archive/ (at most MAX_MEMORY_BYTES each), the publish listings (`index.html`)
   and `.gitkeep`s there;
 * memhtml's own scaffold and artifacts: `README.html`, the published
-  `index.html`, `sitemap.xml` and `memhtml.css` at the root, the state sidecars
+  `index.html`, `sitemap.xml` and `memhtml.css` at the root, publish's memory
+  views (`memhtml-view/<a memory path>`), the state sidecars
   (`.memhtml/state/*.jsonl`), the sleep reports and ledgers
   (`.memhtml/sleep/*.html`, `*.jsonl`), `.memhtml/config.json` (a JSON object),
   each at most SIDE_FILE_MAX;
@@ -49,6 +50,7 @@ DELETIONS_MAX: Final = 10
 DELETIONS_SHARE: Final = 0.1
 MAX_LISTED: Final = 50
 ROOT_FILES: Final = frozenset({"README.html", "index.html", "sitemap.xml", "memhtml.css"})
+VIEW_PREFIX: Final = "memhtml-view/"  # publish's views: memhtml.html.site_parts.VIEW_DIR
 SIDE_FOLDERS: Final[dict[str, tuple[str, ...]]] = {
     ".memhtml/state": (".jsonl",),
     ".memhtml/sleep": (".html", ".jsonl"),
@@ -146,6 +148,12 @@ def path_offence(path: str, mode: str) -> str | None:
         return _memory_folder_offence(path)
     if mode != "100644":
         return "an executable outside the memory folders"
+    if path.startswith(VIEW_PREFIX):
+        try:
+            memory_path(path[len(VIEW_PREFIX) :])
+        except InvalidPathError as exc:
+            return f"not a view of a memory path ({exc.message})"
+        return None
     if path in ROOT_FILES or path in SCAFFOLD_LINES or path == CONFIG_FILE:
         return None
     folder, _, leaf = path.rpartition("/")

@@ -297,7 +297,7 @@ def test_publish_never_changes_a_memory_file(seeded: Any) -> None:
     report = seeded.publish()
     changed = _git(root, "diff", "--name-only", before, report["commit_sha"]).splitlines()
     assert changed and not set(changed) & set(memories)
-    assert all(is_owned(p) or p == ".gitattributes" for p in changed)  # the views merge=ours
+    assert all(is_owned(p) for p in changed)
     assert {p: (root / p).read_bytes() for p in memories} == memories
     assert dict(seeded.conn.execute("SELECT path, content_hash FROM files")) == hashes
 
@@ -323,15 +323,16 @@ def test_the_front_page_lists_the_sleep_reports_the_tree_holds(seeded: Any, tmp_
     assert (out / ".memhtml/sleep/2026-01-02.html").read_bytes() == report.read_bytes()
 
 
-def test_the_first_publish_adds_the_views_merge_attribute_once(seeded: Any) -> None:
+def test_the_views_merge_as_ours_without_touching_gitattributes(seeded: Any) -> None:
+    # The views' merge=ours is pinned in .git/info/attributes (memhtml.store.attributes),
+    # which never travels: a publish commits no .gitattributes change a remote would refuse.
     root: Path = seeded.root
-    attributes = root / ".gitattributes"
-    before = attributes.read_text(encoding="utf-8")
-    assert "memhtml-view" not in before and "index.html merge=ours" in before
+    before = (root / ".gitattributes").read_bytes()
     first = seeded.publish()
-    assert attributes.read_text(encoding="utf-8").startswith(before)
-    assert "memhtml-view/** merge=ours" in attributes.read_text(encoding="utf-8")
-    assert ".gitattributes" in _git(root, "show", "--name-only", "--format=", "HEAD").split()
+    assert ".gitattributes" not in _git(root, "show", "--name-only", "--format=", "HEAD").split()
+    assert (root / ".gitattributes").read_bytes() == before
+    got = _git(root, "check-attr", "merge", "--", "memhtml-view/areas/a.html").strip()
+    assert got.endswith("merge: ours")
     assert first["commit_sha"] == _head(root)
     assert seeded.publish()["commit_sha"] is None
     assert _git(root, "status", "--porcelain") == ""

@@ -416,6 +416,9 @@ def test_an_unrelated_remote_is_unrelated_not_a_mass_deletion(
     env: dict[str, Path], tmp_path: Path
 ) -> None:
     other = tmp_path / "other"
+    # A root commit of its own: two scaffold commits made in the same second are one commit.
+    subprocess.run(["git", "init", "-q", "-b", "main", str(other)], check=True)
+    git(other, "commit", "-q", "--allow-empty", "-m", "another history")
     ok("init", "--repo", str(other))
     ok("write", "--repo", str(other), "--title", "Else", "--type", "semantic", "--claim", "Else.")
     git(env["a"], "remote", "set-url", "origin", str(other))
