@@ -10,7 +10,7 @@ and each distinct text. A bench against it measures memhtml's overhead
 Faults can be planted for the bad-input tests (``fault``): ``dim`` (rows one
 wider), ``nan`` (a NaN in the first row), ``rows`` (one row short), ``html``
 (an HTML page with status 200), ``401``, ``429`` (``Retry-After: 0``),
-``500``, ``hang`` (sleeps ``hang_s`` before answering) and ``regress`` (a
+``500``, ``hang`` (sleeps ``hang_s``, then answers 504) and ``regress`` (a
 planted retrieval regression: every row is the fake embedding of the text's
 sha256 digest, so similar texts stop being similar and the vector arm ranks
 noise); ``shuffle`` answers the rows in reverse order, each with its
@@ -170,8 +170,9 @@ class StandIn:
             return _error(500, "internal error")
         if fault == "html":
             return 200, "text/html", b"<!doctype html><html><body>Sign in to continue</body></html>"
-        if fault == "hang":
+        if fault == "hang":  # then a gateway's 504, counting nothing: the client left
             time.sleep(self.hang_s)
+            return _error(504, "upstream timed out")
         started = time.perf_counter()
         dim = int(body.get("dimensions") or self.dim)
         sources = [_digest(t) for t in texts] if fault == "regress" else texts
