@@ -5,7 +5,7 @@
 
 The data is not available on these machines (it is distributed through a
 model hub); this harness is exercised on the small sample under
-tests/eval/samples/ and is ready for the real file.
+memhtml/eval/benchmarks/samples/ and is ready for the real file.
 
 One fresh memory repo per question (its haystack only); one memory per turn
 at ``areas/longmemeval/<question>/s<session:03d>-t<turn:03d>.html`` (session

@@ -285,7 +285,7 @@ def _rows(columns: list[dict[str, Any]]) -> list[list[str]]:
     rows += [
         row("docs/s (embedding)", lambda c: c["docs_per_s"], "{:.1f}"),
         row("query embed p50 ms", lambda c: c["query_ms"]["p50"], "{:.2f}"),
-        row("search p50 ms (gate probes)", lambda c: c["gate"]["search_ms_per_probe"], "{:.2f}"),
+        row("search ms per gate probe", lambda c: c["gate"]["search_ms_per_probe"], "{:.2f}"),
     ]
     return rows
 

@@ -180,5 +180,16 @@ class IndexFacade:
                     if c.embedder_error
                     else None
                 ),
+                "migration": _open_migration(conn),
             },
         }
+
+
+def _open_migration(conn: Any) -> dict[str, Any] | None:
+    """The model migration still building or refused by the gate (`index migrate --status`)."""
+    from memhtml.index.spaces import open_migration
+
+    record = open_migration(conn)
+    if record is None:
+        return None
+    return {k: record.to_data()[k] for k in ("to", "embedder", "state", "embedded", "last_error")}

@@ -151,7 +151,10 @@ def migration_status(corpus: Corpus, to: str | None = None) -> dict[str, Any]:
     elif to:
         target = _target(to)
         out["target"] = {"embedder": to, "space": f"{target.model_id}@{target.dim}"}
-        out["estimate"] = _estimate(corpus, target.model_id, target.dim)
+        if (target.model_id, target.dim) == (model, dim):
+            out["target"]["active"] = True  # nothing to migrate
+        else:
+            out["estimate"] = _estimate(corpus, target.model_id, target.dim)
     return out
 
 

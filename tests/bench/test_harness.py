@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from memhtml.contracts.vocab import DEFAULT_RRF_K, DEFAULT_WEIGHTS
+from memhtml.eval.benchmarks import SAMPLES_DIR
 
 pl = pytest.importorskip("polars")
 
-SAMPLES = Path(__file__).resolve().parents[1] / "eval" / "samples"
+SAMPLES = SAMPLES_DIR
 
 
 def _common(tmp_path: Path) -> list[str]:
