@@ -1,6 +1,6 @@
 """LongMemEval harness (S / M / oracle files), retrieval only.
 
-    python -m bench.harness.longmemeval --data longmemeval_s.json [--embedder local|fake]
+    python -m bench.harness.longmemeval --data longmemeval_s.json [--embedder local|fake|openai]
         [--roles user|user,assistant] [--limit-conversations N]
 
 The data is not available on these machines (it is distributed through a
