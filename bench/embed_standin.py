@@ -126,6 +126,16 @@ class StandIn:
             self.headers.clear()
             self.busy_s = 0.0
 
+    def stats(self) -> dict[str, Any]:
+        """The counters as JSON-ready values."""
+        with self._lock:
+            return {
+                "requests": self.requests,
+                "documents": self.documents,
+                "distinct_texts": len(self.seen),
+                "busy_s": round(self.busy_s, 6),
+            }
+
     # -- answers -------------------------------------------------------------------------
     def _embedder(self, dim: int) -> FakeEmbedder:
         if dim not in self._embedders:
@@ -213,6 +223,19 @@ def _error(status: int, message: str) -> tuple[int, str, bytes]:
 def _handler(server: StandIn) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            """``/v1/stats``: the counters, for a bench that runs the server in a process."""
+            status, ctype, out = (
+                (200, "application/json", json.dumps(server.stats()).encode())
+                if self.path.rstrip("/") == "/v1/stats"
+                else _error(404, f"no route {self.path}")
+            )
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))

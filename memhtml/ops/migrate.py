@@ -364,12 +364,18 @@ class _Run:
             from memhtml.progress import Progress
 
             self.bar = Progress(estimate["chunks_missing"], "embedding")
+        mark = time.perf_counter()
         while self._pass(record, target):
             pass
+        phases = {"build_s": time.perf_counter() - mark}
         gate = None
         if not self.skip_gate:
+            mark = time.perf_counter()
             gate = self._gate(record)
+            phases["gate_s"] = time.perf_counter() - mark
+        mark = time.perf_counter()
         switched = self._switch(record, target)
+        phases["switch_s"] = time.perf_counter() - mark
         seconds = time.perf_counter() - started
         return {
             "mode": "switched",
@@ -382,6 +388,7 @@ class _Run:
             "reused": estimate["chunks_covered"],
             "runs": switched.runs,
             "seconds": round(seconds, 3),
+            "phases": {k: round(v, 3) for k, v in phases.items()},
             "embed_seconds": round(self.embed_s, 3),
             "docs_per_s": round(self.embedded / self.embed_s, 1) if self.embed_s else None,
             "gate": gate if gate is not None else {"skipped": True},
