@@ -82,6 +82,7 @@ MAX_BACKOFF_S: Final = 30.0
 QUERY_RETRIES: Final = 1
 RETRYABLE_STATUS: Final = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 PROBE_TEXT: Final = "memhtml dimension probe"
+PROBE_RETRY_S: Final = 30.0
 _SNIPPET: Final = 160
 
 
@@ -181,6 +182,7 @@ class OpenAIEmbedder:
         self.retries = retries
         self._sleep = sleep
         self._lock = threading.Lock()
+        self._probe_failed: tuple[float, ModelUnavailableError] | None = None
         self.requests = 0  # HTTP requests sent (retries included)
         self.texts_sent = 0  # texts in requests that were answered with usable rows
         self.prompt_tokens = 0  # as the endpoint's `usage` reports them (0 when it does not)
@@ -215,17 +217,30 @@ class OpenAIEmbedder:
     # -- the vector space --------------------------------------------------------------
     @property
     def dim(self) -> int:
-        """The space's width: configured, known for the model, or asked of the endpoint once."""
+        """The space's width: configured, known for the model, or asked of the endpoint once.
+
+        A failed probe is raised again without a call for ``PROBE_RETRY_S`` seconds, so a
+        process whose every read asks for the width does not hammer an endpoint that is down.
+        """
         if self._dim is None:
             with self._lock:
+                failed = self._probe_failed
+                if failed is not None and time.monotonic() - failed[0] < PROBE_RETRY_S:
+                    raise failed[1]
                 if self._dim is None:
-                    rows = self._request([self.document_prefix + PROBE_TEXT], self.retries)
+                    try:
+                        rows = self._request(
+                            [self.document_prefix + PROBE_TEXT], min(self.retries, QUERY_RETRIES)
+                        )
+                    except ModelUnavailableError as exc:
+                        self._probe_failed = (time.monotonic(), exc)
+                        raise
                     if len(rows[0]) < 2:
                         raise self._contract(
                             f"the embedding endpoint returned a row of {len(rows[0])} dims",
                             reason="dim",
                         )
-                    self._dim = len(rows[0])
+                    self._dim, self._probe_failed = len(rows[0]), None
                     self._matrix(rows, 1)  # the probe's values must be finite numbers too
         return self._dim
 
@@ -460,7 +475,12 @@ def _in_input_order(data: list[Any], expected: int) -> list[list[float]] | None:
         if not isinstance(item, dict) or not isinstance(item.get("embedding"), list):
             return None
         index = item.get("index", position)
-        if not isinstance(index, int) or not 0 <= index < expected or rows[index] is not None:
+        if (
+            not isinstance(index, int)
+            or isinstance(index, bool)
+            or not 0 <= index < expected
+            or rows[index] is not None
+        ):
             return None
         rows[index] = item["embedding"]
     return rows
