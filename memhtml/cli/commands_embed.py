@@ -12,7 +12,7 @@ _EMBEDDERS = "local, fake, bedrock, openai"
 EMBED_COMMANDS: Final[tuple[Command, ...]] = (
     Command(
         "index migrate",
-        "Move the index to another embedding model; search answers from the old space meanwhile.",
+        "Move the index to another embedding model; reads use the old vectors until the switch.",
         "index.migration",
         f"{H}:migrate",
         params=(
