@@ -13,6 +13,7 @@ from memhtml.index.embedding import (
     count_pending,
     coverage,
     embed_missing,
+    mismatch_error,
     reset_space,
     space_matches,
     stored_space,
@@ -37,8 +38,6 @@ class IndexFacade:
         if embedder is None:
             return c.vectors_off()
         if not space_matches(c.conn, embedder):
-            from memhtml.index.embedding import mismatch_error
-
             err = mismatch_error(c.conn, embedder)
             return EmbedReport(
                 model=embedder.model_id, error=f"{err.code}: {err.message}"
@@ -181,6 +180,12 @@ class IndexFacade:
                     else None
                 ),
                 "migration": _open_migration(conn),
+                # Why the configured embedder may not write here (names a past migration).
+                "mismatch": (
+                    mismatch_error(conn, configured).message
+                    if configured is not None and not space_matches(conn, configured)
+                    else None
+                ),
             },
         }
 

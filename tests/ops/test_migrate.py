@@ -147,6 +147,24 @@ def test_a_migration_switches_and_the_old_embedder_is_told_why(repo, standin):
     finally:
         c.close()
     assert run(repo, to="openai")["mode"] == "noop"
+    c = memhtml.open(repo, embedder="fake")
+    try:
+        vector_space = c.index.status()["vector_space"]
+    finally:
+        c.close()
+    assert not vector_space["matches"] and "migrated from" in vector_space["mismatch"]
+
+
+def test_a_terminal_is_told_the_estimate_first(repo, standin, capsys):
+    fill(repo, 9)
+    c = memhtml.open(repo, embedder="fake")
+    try:
+        migrate(c, to="openai", gate=gate_verdict, progress=True)
+    finally:
+        c.close()
+    err = capsys.readouterr().err
+    assert f"migrating to {NEW_SPACE}: 9 chunks of 9 memories to embed" in err
+    assert "tokens estimated" in err
 
 
 def test_status_gives_an_estimate_before_anything_is_embedded(repo, standin):
