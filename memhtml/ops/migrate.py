@@ -304,16 +304,14 @@ class _Run:
 
     def _begin(self, record: Migration | None, name: str, space: tuple[str, int]) -> Migration:
         clock = self.c.clock()
+        mine = self.c.embedder  # (an endpoint may be asked its width: not inside the transaction)
+        mine_space = (mine.model_id, mine.dim) if mine is not None else None
         with write_transaction(self.conn):
             if record is None:
                 if open_migration(self.conn) is not None:  # another run won the race
                     raise WriteConflictError("another migration was started meanwhile")
-                mine = self.c.embedder
-                old = stored_space(self.conn)[:2]
                 from_name = (
-                    self.c.embedder_name
-                    if mine is not None and (mine.model_id, mine.dim) == old
-                    else None
+                    self.c.embedder_name if mine_space == stored_space(self.conn)[:2] else None
                 )
                 record = start_migration(
                     self.conn,
@@ -341,7 +339,7 @@ class _Run:
         if record is None:
             return
         reason = f"{exc.code}: {exc.message}" if exc is not None else why
-        if exc is not None and "memhtml index migrate --resume" not in exc.suggestions:
+        if exc is not None and not isinstance(exc, DiscriminationFailedError):
             exc.suggestions.append("memhtml index migrate --resume  (continues where it stopped)")
         try:
             with write_transaction(self.conn):
