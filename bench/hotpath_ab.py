@@ -11,6 +11,10 @@ first, so a change in the machine's load falls on both):
   in turn (MEMHTML_EMBED=fake, so the vector-space check and the embedding
   of the new chunk are on the path), timed from the outside.
 
+Beside each wall time, the CPU time (the search process's, the write process's
+with its children such as git): on a shared machine it moves far less with the
+load than the wall time does.
+
     python -m bench.hotpath_ab --base /tmp/base-checkout [--n 10000] [--rounds 5]
 
 `--base` is a checkout of the other commit (`git worktree add /tmp/base <commit>`);
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -44,13 +49,14 @@ qs = [f"{rng.choice(SERVICES)} {rng.choice(THINGS)} {rng.choice(VERBS)}" for _ i
 with memhtml.open(sys.argv[1], embedder="fake") as c:
     for q in qs[:5]:
         c.search(q)
-    times, degraded = [], 0
+    times, cpu, degraded = [], [], 0
     for q in qs:
-        t = time.perf_counter()
+        t, p = time.perf_counter(), time.process_time()
         r = c.search(q)
         times.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - p) * 1000)
         degraded += int(r.degraded)
-print(json.dumps({"times": times, "degraded": degraded}))
+print(json.dumps({"times": times, "cpu": cpu, "degraded": degraded}))
 """
 
 
@@ -89,16 +95,23 @@ def warm(tree: Path, root: Path, searches: int) -> dict[str, Any]:
     return {
         "p50_ms": statistics.median(times),
         "p95_ms": times[int(0.95 * (len(times) - 1))],
+        "cpu_p50_ms": statistics.median(data["cpu"]),
         "degraded": data["degraded"],
     }
 
 
-def cold_writes(tree: Path, root: Path, writes: int, start: int) -> list[float]:
+def _children_cpu_ms() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (usage.ru_utime + usage.ru_stime) * 1000
+
+
+def cold_writes(tree: Path, root: Path, writes: int, start: int) -> list[tuple[float, float]]:
+    """(wall ms, CPU ms of the process and its children such as git) per write."""
     times = []
     for i in range(start, start + writes):
         argv = [sys.executable, "-m", "memhtml.cli", "write", "--type", "semantic"]
         argv += ["--title", f"A/B write {i}", "--claim", f"The A/B write number {i} landed."]
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), _children_cpu_ms()
         done = subprocess.run(
             [*argv, "--dense"],
             env=env_for(tree, root),
@@ -107,7 +120,7 @@ def cold_writes(tree: Path, root: Path, writes: int, start: int) -> list[float]:
             cwd=tree,
             check=False,
         )
-        times.append((time.perf_counter() - t) * 1000)
+        times.append(((time.perf_counter() - t) * 1000, _children_cpu_ms() - cpu))
         if done.returncode != 0:
             raise SystemExit(f"cold write failed in {tree}: {done.stdout} {done.stderr}")
     return times
@@ -122,9 +135,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--writes", type=int, default=10)
     args = p.parse_args(argv)
     trees = {"base": args.base.resolve(), "head": HERE}
+    for tree in trees.values():
+        # A fresh checkout has no bytecode, and PYTHONDONTWRITEBYTECODE keeps it so: every
+        # cold process would compile memhtml from source (~90 ms of CPU a write here).
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(tree / "memhtml"), str(tree / "bench")],
+            check=True,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+        )
     roots = {label: prepare(tree, label, args.n) for label, tree in trees.items()}
     got: dict[str, dict[str, list[float]]] = {
-        label: {"warm_p50": [], "warm_p95": [], "cold_write": []} for label in trees
+        label: {"warm_p50": [], "warm_p95": [], "warm_cpu": [], "cold_write": [], "cold_cpu": []}
+        for label in trees
     }
     for r in range(args.rounds):
         order = list(trees) if r % 2 == 0 else list(reversed(trees))
@@ -133,17 +155,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             assert w["degraded"] == 0, f"{label}: degraded searches"
             got[label]["warm_p50"].append(w["p50_ms"])
             got[label]["warm_p95"].append(w["p95_ms"])
+            got[label]["warm_cpu"].append(w["cpu_p50_ms"])
         for i in range(args.writes):  # one write each in turn, the first alternating
             for label in order if i % 2 == 0 else list(reversed(order)):
-                got[label]["cold_write"] += cold_writes(
-                    trees[label], roots[label], 1, r * args.writes + i
-                )
+                for wall, cpu in cold_writes(trees[label], roots[label], 1, r * args.writes + i):
+                    got[label]["cold_write"].append(wall)
+                    got[label]["cold_cpu"].append(cpu)
     summary = {
         label: {
             "warm_search_p50_ms": round(statistics.median(v["warm_p50"]), 3),
             "warm_search_p95_ms": round(statistics.median(v["warm_p95"]), 3),
             "warm_search_p50_by_round": [round(x, 3) for x in v["warm_p50"]],
+            "warm_search_cpu_p50_ms": round(statistics.median(v["warm_cpu"]), 3),
             "cold_write_p50_ms": round(statistics.median(v["cold_write"]), 1),
+            "cold_write_cpu_p50_ms": round(statistics.median(v["cold_cpu"]), 1),
             "cold_write_p95_ms": round(
                 sorted(v["cold_write"])[int(0.95 * (len(v["cold_write"]) - 1))], 1
             ),
