@@ -6,7 +6,7 @@ running interpreter, the maintained detector packages it was chosen against
 
 * recall: `memhtml.eval.secret_samples.positives()` (every rule, several
   settings each) and the hard negatives;
-* false positives: every text of eval_corpora/, tests/eval/samples/, the
+* false positives: every text of eval_corpora/, memhtml/eval/benchmarks/samples/, the
   quickstart fixture corpus (seed 7), the shared benchmark data
   (/work/shared/data: LoCoMo, BEAM, MemoryAgentBench; JSON strings, one text
   per string), docs/ and the project's own source (memhtml/**/*.py), each
@@ -99,7 +99,7 @@ def corpora(data: Path) -> dict[str, list[tuple[str, str]]]:
             texts.append((str(path), raw))
 
     files("eval_corpora", ROOT / "eval_corpora", "**/*")
-    files("tests/eval/samples", ROOT / "tests/eval/samples", "**/*")
+    files("memhtml/eval/benchmarks/samples", ROOT / "memhtml/eval/benchmarks/samples", "**/*")
     from memhtml.eval.fixture import generate_fixture
 
     fixture = generate_fixture(seed=7)

@@ -1,6 +1,6 @@
 """BEAM 100K harness: message-id retrieval against source_chat_ids, retrieval only.
 
-    python -m bench.harness.beam [--data .../beam/100K] [--embedder local|fake]
+    python -m bench.harness.beam [--data .../beam/100K] [--embedder local|fake|openai]
         [--limit-conversations N] [--ablations] [--tune]
 
 One fresh memory repo per conversation; one memory per chat message at

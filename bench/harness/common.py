@@ -75,8 +75,9 @@ def base_parser(name: str, data_help: str) -> argparse.ArgumentParser:
     p.add_argument(
         "--embedder",
         default=os.environ.get("MEMHTML_EMBED", "local"),
-        choices=("local", "fake"),
-        help="embedder for memories and queries",
+        choices=("local", "fake", "openai"),
+        help="embedder for memories and queries (openai: the endpoint MEMHTML_EMBED_BASE_URL,"
+        " _MODEL, _API_KEY, _DIM name; docs/embedders.md)",
     )
     p.add_argument(
         "--weights",
@@ -674,11 +675,13 @@ def scopes(corpora: Sequence[BenchCorpus], limit: int | None) -> list[BenchCorpu
 
 
 def embedder_model(embedder: str) -> str | None:
-    """The model id the named embedder writes."""
+    """The vector space the named embedder writes (model id and dim: an endpoint's model
+    and width, which a result must name to be reproduced)."""
     from memhtml.embed.registry import get_embedder
 
     try:
-        return str(get_embedder(embedder).model_id)
+        found = get_embedder(embedder)
+        return None if found is None else f"{found.model_id}@{found.dim}"
     except Exception:
         return None
 

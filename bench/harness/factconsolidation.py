@@ -1,7 +1,7 @@
 """MemoryAgentBench FactConsolidation harness (single-hop rows), retrieval only.
 
     python -m bench.harness.factconsolidation [--data Conflict_Resolution.json]
-        [--embedder local|fake] [--sizes 6k,32k,64k,262k] [--ablations] [--tune]
+        [--embedder local|fake|openai] [--sizes 6k,32k,64k,262k] [--ablations] [--tune]
 
 One fresh memory repo per row (``factconsolidation_sh_<size>``), one memory
 per fact at ``areas/factconsolidation/<size>/f<serial:06d>.html`` with the

@@ -1,6 +1,6 @@
 """LoCoMo retrieval harness: evidence recall@k per official category, retrieval only.
 
-    python -m bench.harness.locomo [--data locomo10.json] [--embedder local|fake]
+    python -m bench.harness.locomo [--data locomo10.json] [--embedder local|fake|openai]
         [--format plain,bare,context] [--ablations] [--tune] [--tag TAG]
 
 One fresh memory repo per conversation; one memory per dialog turn at

@@ -1,11 +1,11 @@
 """LongMemEval harness (S / M / oracle files), retrieval only.
 
-    python -m bench.harness.longmemeval --data longmemeval_s.json [--embedder local|fake]
+    python -m bench.harness.longmemeval --data longmemeval_s.json [--embedder local|fake|openai]
         [--roles user|user,assistant] [--limit-conversations N]
 
 The data is not available on these machines (it is distributed through a
 model hub); this harness is exercised on the small sample under
-tests/eval/samples/ and is ready for the real file.
+memhtml/eval/benchmarks/samples/ and is ready for the real file.
 
 One fresh memory repo per question (its haystack only); one memory per turn
 at ``areas/longmemeval/<question>/s<session:03d>-t<turn:03d>.html`` (session

@@ -698,6 +698,9 @@ COMMANDS = COMMANDS + PUBLISH_COMMANDS
 from memhtml.cli.commands_exec import EXEC_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + EXEC_COMMANDS
+from memhtml.cli.commands_embed import EMBED_COMMANDS  # noqa: E402
+
+COMMANDS = COMMANDS + EMBED_COMMANDS
 
 
 def command_by_words(words: tuple[str, ...]) -> Command | None:

@@ -63,6 +63,8 @@ RESPONSE_TYPES: Final[dict[str, str]] = {
     "eval.merge_safety": "a duplicate detector scored on must-not-merge pairs",
     "export.report": "index projections exported for analysis",
     "quickstart.report": "the bundled demo corpus indexed and searched",
+    "index.migration": "an embedding-model migration started, resumed, reported or switched",
+    "eval.embedders": "two embedders compared: gate, benchmark recall, throughput, latency",
 }
 
 

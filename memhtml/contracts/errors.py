@@ -352,3 +352,17 @@ class AmbiguousIdError(MemhtmlError):
 
     code = "ERR_AMBIGUOUS_ID"
     summary = "an id prefix matches several ids; give more characters (details.candidates)"
+
+
+class EmbedContractError(ModelUnavailableError):
+    """An embedding endpoint answered, but not with usable vectors: another width than the
+    space's, fewer or more rows than texts sent, NaN or infinite values, or a body that is
+    not the JSON of an embeddings reply (an HTML page from a proxy, say).
+
+    Retrying does not help (the endpoint serves another model, or is not the embeddings
+    API); a caller that treats the model as unavailable (search narrows to the lexical
+    arms, a write keeps its lexical rows) may still catch it as ``ModelUnavailableError``.
+    """
+
+    code = "ERR_EMBED_CONTRACT"
+    summary = "an embedding endpoint answered with unusable vectors (width, rows, NaN, not JSON)"

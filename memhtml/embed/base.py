@@ -37,11 +37,15 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class Embedder(Protocol):
-    """A text embedding model behind the seam (fake, local ONNX, Bedrock)."""
+    """A text embedding model behind the seam (fake, local ONNX, Bedrock, OpenAI-compatible)."""
 
     model_id: str
-    dim: int
     batch_size: int
+
+    @property
+    def dim(self) -> int:
+        """The width of every row (an endpoint's may be learned on first use)."""
+        ...
 
     def embed_documents(self, texts: Sequence[str]) -> FloatArray:
         """Rows of shape ``(len(texts), dim)``, float32, L2-normalized, in input order."""

@@ -1,4 +1,4 @@
-"""Embedders by name: ``fake``, ``local`` (the default), ``bedrock``, and ``off``.
+"""Embedders by name: ``fake``, ``local`` (the default), ``bedrock``, ``openai``, and ``off``.
 
 Factories are zero-argument callables that import their implementation when
 called, so importing this module loads no model runtime or SDK. An instance
@@ -41,11 +41,18 @@ def _bedrock() -> Embedder:
     return BedrockEmbedder.from_environment()
 
 
+def _openai() -> Embedder:
+    from memhtml.embed.openai import OpenAIEmbedder
+
+    return OpenAIEmbedder.from_environment()
+
+
 _registry: SeamRegistry[Embedder] = SeamRegistry(
     {
         "fake": _fake,
         "local": _local,
         "bedrock": _bedrock,
+        "openai": _openai,
     },
     default=DEFAULT,
     noun="embedder",

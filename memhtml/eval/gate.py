@@ -385,7 +385,7 @@ def _index_and_probe(
         write_fixture(plan, root, configure=False)
         report.files = len(plan.files)
         report.timings["write"] = time.perf_counter() - mark
-        corpus = memhtml.open(root, embedder=EMBEDDER_FOR_MODE[mode], now=plan.now)
+        corpus = memhtml.open(root, embedder=report.embedder, now=plan.now)
         try:
             mark = time.perf_counter()
             index = corpus.index.rebuild(embed=True, progress=False)
@@ -419,14 +419,17 @@ def run_gate(
     report_dir: str | os.PathLike[str] | None = None,
     weights: Mapping[str, float] | None = None,
     mmr_lambda: float | None = None,
+    embedder: str | None = None,
 ) -> GateReport:
     """Run the gate; the report says passed, failed (with the failing probes) or skipped.
 
     `probes` runs only the first N probes of the plan. `weights` and
     `mmr_lambda` override the production retrieval settings: diagnostics for
     attributing a failure to an arm or to MMR, not a way to pass the gate.
+    `embedder` names the registry's embedder to run instead of the mode's (a
+    model migration gates its target, `eval compare-embedders` any two).
     """
-    if mode not in MODES:
+    if mode not in MODES and embedder is None:
         raise InvalidFlagError(f"--mode {mode!r} is not one of {', '.join(MODES)}")
     if not 0.0 <= mrr_floor <= 1.0:
         raise InvalidFlagError("--mrr-floor must be within [0, 1]")
@@ -439,7 +442,7 @@ def run_gate(
         size=size,
         now=now,
         mrr_floor=mrr_floor,
-        embedder=EMBEDDER_FOR_MODE[mode],
+        embedder=embedder or EMBEDDER_FOR_MODE[mode],
     )
     if mode == "live":
         why = live_preflight()

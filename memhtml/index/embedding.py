@@ -26,6 +26,7 @@ from memhtml.store.faults import sqlite_step
 if TYPE_CHECKING:
     from memhtml.embed.base import Embedder
     from memhtml.embed.matrix import LoadedMatrix
+    from memhtml.index.spaces import Migration
 
 log = logging.getLogger("memhtml.embed")
 EMBED_BATCH: Final = 64
@@ -66,16 +67,54 @@ def space_matches(conn: sqlite3.Connection, embedder: Embedder) -> bool:
 
 
 def mismatch_error(conn: sqlite3.Connection, embedder: Embedder) -> EmbedModelMismatchError:
-    """The refusal for a vector-space mismatch."""
+    """The refusal for a vector-space mismatch; it names the migration that switched the
+    index away from the configured embedder's space, when one did."""
     model, dim, _ = stored_space(conn)
+    mine = f"{embedder.model_id}@{embedder.dim}"
+    switch = _switched_to(conn, f"{model}@{dim}")
+    if switch is not None:
+        when = switch.switched_at or "?"
+        back = switch.from_embedder or "<the old embedder>"
+        return EmbedModelMismatchError(
+            f"the index was migrated from {switch.from_space} to {model}@{dim} on {when}"
+            f" (memhtml index migrate --to {switch.embedder}); the configured embedder is {mine}",
+            suggestions=[
+                f"set MEMHTML_EMBED={switch.embedder} (with the MEMHTML_EMBED_* settings the"
+                " migration used)",
+                f"memhtml index migrate --to {back}  (migrates back; free for unchanged"
+                " chunks when the old space was kept with --keep-old)",
+            ],
+            details={
+                "index_space": f"{model}@{dim}",
+                "configured": mine,
+                "migration": {
+                    k: v
+                    for k, v in switch.to_data().items()
+                    if k in ("id", "embedder", "from_embedder", "from", "to", "switched_at")
+                },
+            },
+        )
     return EmbedModelMismatchError(
-        f"the index holds vectors of {model}@{dim}; the configured embedder is "
-        f"{embedder.model_id}@{embedder.dim}",
+        f"the index holds vectors of {model}@{dim}; the configured embedder is {mine}",
         suggestions=[
             f"set MEMHTML_EMBED to the model the index was built with ({model})",
+            "memhtml index migrate --to NAME  (builds the new space beside the old one,"
+            " search keeps answering meanwhile)",
             "memhtml index rebuild --embed --force  (re-embeds everything with the new model)",
         ],
+        details={"index_space": f"{model}@{dim}", "configured": mine},
     )
+
+
+def _switched_to(conn: sqlite3.Connection, space: str) -> Migration | None:
+    """The last migration, when it switched the index to `space`."""
+    from memhtml.index.spaces import last_switch
+
+    try:
+        switch = last_switch(conn)
+    except sqlite3.OperationalError:  # a read-only plane from before the migrations table
+        return None
+    return switch if switch is not None and switch.to_space == space else None
 
 
 def check_space(conn: sqlite3.Connection, embedder: Embedder | None) -> None:

@@ -83,6 +83,7 @@ class Corpus:
             self.require_repo()
         self._conn: sqlite3.Connection | None = None
         self._embedder_error: MemhtmlError | None = None
+        self._width_known = False
         self._matrix: tuple[str, LoadedMatrix | None] | None = None
         self._norms: tuple[tuple[int, int], Any] | None = None
         self._watcher: TreeWatcher | None = None
@@ -175,13 +176,27 @@ class Corpus:
 
     @property
     def embedder(self) -> Embedder | None:
-        """The configured embedder, or None when off or unavailable (see embedder_error)."""
-        return self._embedder
+        """The configured embedder, or None when off or unavailable (see embedder_error).
+
+        An endpoint's width may be asked of it on first use: while it cannot be
+        (the endpoint is down), the embedder counts as unavailable, and a later
+        access asks again (the embedder spaces its own attempts)."""
+        embedder = self._embedder
+        if embedder is None or self._width_known:
+            return embedder
+        try:
+            _ = embedder.dim
+        except ModelUnavailableError as exc:
+            self._embedder_error = exc
+            log.warning("embedder unavailable: %s", exc.message)
+            return None
+        self._width_known, self._embedder_error = True, None
+        return embedder
 
     @property
     def embedder_error(self) -> MemhtmlError | None:
         """Why the configured embedder is not available, if it is not."""
-        _ = self._embedder
+        _ = self.embedder
         return self._embedder_error
 
     def vector_matrix(self) -> LoadedMatrix | None:

@@ -13,6 +13,7 @@ from memhtml.index.embedding import (
     count_pending,
     coverage,
     embed_missing,
+    mismatch_error,
     reset_space,
     space_matches,
     stored_space,
@@ -37,8 +38,6 @@ class IndexFacade:
         if embedder is None:
             return c.vectors_off()
         if not space_matches(c.conn, embedder):
-            from memhtml.index.embedding import mismatch_error
-
             err = mismatch_error(c.conn, embedder)
             return EmbedReport(
                 model=embedder.model_id, error=f"{err.code}: {err.message}"
@@ -180,5 +179,22 @@ class IndexFacade:
                     if c.embedder_error
                     else None
                 ),
+                "migration": _open_migration(conn),
+                # Why the configured embedder may not write here (names a past migration).
+                "mismatch": (
+                    mismatch_error(conn, configured).message
+                    if configured is not None and not space_matches(conn, configured)
+                    else None
+                ),
             },
         }
+
+
+def _open_migration(conn: Any) -> dict[str, Any] | None:
+    """The model migration still building or refused by the gate (`index migrate --status`)."""
+    from memhtml.index.spaces import open_migration
+
+    record = open_migration(conn)
+    if record is None:
+        return None
+    return {k: record.to_data()[k] for k in ("to", "embedder", "state", "embedded", "last_error")}

@@ -44,7 +44,7 @@ def test_rrf_tuning_on_a_saved_capture(tmp_path: Path) -> None:
     """A harness capture (--save-capture) is a valid notebook input."""
     from bench.harness import locomo
 
-    samples = ROOT / "tests" / "eval" / "samples"
+    samples = ROOT / "memhtml" / "eval" / "benchmarks" / "samples"
     cap = tmp_path / "capture"
     locomo.main(
         [
@@ -120,7 +120,7 @@ def test_gate_inspection_reads_a_saved_report(tmp_path: Path) -> None:
 def test_bench_report(tmp_path: Path) -> None:
     from bench.harness import factconsolidation, locomo
 
-    samples = ROOT / "tests" / "eval" / "samples"
+    samples = ROOT / "memhtml" / "eval" / "benchmarks" / "samples"
     res = tmp_path / "results"
     common = ["--embedder", "fake", "--out-dir", str(res), "--workdir", str(tmp_path), "--quiet"]
     locomo.main(["--data", str(samples / "locomo_sample.json"), "--ablations", *common])

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from memhtml.contracts.vocab import DEFAULT_RRF_K, DEFAULT_WEIGHTS
+from memhtml.eval.benchmarks import SAMPLES_DIR
 
 pl = pytest.importorskip("polars")
 
-SAMPLES = Path(__file__).resolve().parents[1] / "eval" / "samples"
+SAMPLES = SAMPLES_DIR
 
 
 def _common(tmp_path: Path) -> list[str]:
@@ -223,3 +224,30 @@ def test_parse_weights() -> None:
         parse_weights("bogus=1")
     assert metric_by_name("recall@10")(["a", "b"], {"b"}) == 1.0
     assert metric_by_name("mrr")(["a", "b"], {"b"}) == 0.5
+
+
+def test_locomo_through_an_openai_compatible_endpoint(tmp_path: Path, monkeypatch) -> None:
+    """`--embedder openai` against the stand-in that serves the fake's rows: the same table."""
+    from bench.embed_standin import StandIn
+    from bench.harness import locomo
+    from memhtml.embed import registry
+
+    def table(embedder: str) -> dict[str, Any]:
+        args = ["--data", str(SAMPLES / "locomo_sample.json"), "--format", "plain"]
+        (tmp_path / embedder).mkdir()
+        common = _common(tmp_path / embedder)
+        common[1] = embedder
+        return locomo.main([*args, *common])
+
+    with StandIn() as server:
+        for name, value in server.environment().items():
+            monkeypatch.setenv(name, value)
+        registry.clear_cache()
+        try:
+            remote = table("openai")
+        finally:
+            registry.clear_cache()
+    assert remote["embedder"] == "openai"
+    assert remote["embedder_model"] == "openai:stand-in-embed@384"
+    assert server.documents > 0
+    assert remote["summary"] == table("fake")["summary"]

@@ -110,6 +110,8 @@ SAMPLES: dict[str, list[str]] = {
     "state export": ["state", "export"],
     "state import": ["state", "import"],
     "exec": ["exec", "--script", "console.log(1)"],
+    "index migrate": ["index", "migrate", "--to", "fake", "--status"],
+    "eval compare-embedders": ["eval", "compare-embedders", "fake", "local", "--size", "60"],
 }
 # Commands whose sample needs something done first (a run to resume, review or merge).
 SETUP: dict[str, list[str]] = {

@@ -22,7 +22,7 @@ def _fresh_cache():
 
 
 def test_builtin_names():
-    assert available() == ["bedrock", "fake", "local"]
+    assert available() == ["bedrock", "fake", "local", "openai"]
 
 
 def test_env_selects_the_embedder(monkeypatch):
@@ -54,7 +54,7 @@ def test_unknown_name_lists_the_choices():
     with pytest.raises(InvalidFlagError) as info:
         get_embedder("word2vec")
     assert info.value.code == "ERR_INVALID_FLAG"
-    assert info.value.details["available"] == ["bedrock", "fake", "local", "off"]
+    assert info.value.details["available"] == ["bedrock", "fake", "local", "openai", "off"]
     assert "fake" in str(info.value)
 
 

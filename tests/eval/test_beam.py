@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memhtml.eval.benchmarks import default_data_root
+from memhtml.eval.benchmarks import SAMPLES_DIR, default_data_root
 from memhtml.eval.benchmarks.beam import (
     CATEGORIES,
     flatten_ids,
@@ -19,7 +19,7 @@ from memhtml.eval.benchmarks.beam import (
 )
 from memhtml.eval.benchmarks.metrics import both_in_top_k, ranked_before
 
-SAMPLE_ROOT = Path(__file__).parent / "samples" / "beam"
+SAMPLE_ROOT = SAMPLES_DIR / "beam"
 
 
 def _real() -> Path:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memhtml.eval.benchmarks import default_data_root
+from memhtml.eval.benchmarks import SAMPLES_DIR, default_data_root
 from memhtml.eval.benchmarks.factconsolidation import (
     conflicting_serials,
     load_factconsolidation,
@@ -17,7 +17,7 @@ from memhtml.eval.benchmarks.factconsolidation import (
     split_fact,
 )
 
-SAMPLES = Path(__file__).parent / "samples"
+SAMPLES = SAMPLES_DIR
 SAMPLE = SAMPLES / "factconsolidation_sample.json"
 HEURISTIC = SAMPLES / "factconsolidation_heuristic_sample.json"
 

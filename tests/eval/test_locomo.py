@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memhtml.eval.benchmarks import default_data_root
+from memhtml.eval.benchmarks import SAMPLES_DIR, default_data_root
 from memhtml.eval.benchmarks.locomo import (
     CATEGORY_NAMES,
     load_locomo,
@@ -16,7 +16,7 @@ from memhtml.eval.benchmarks.locomo import (
     split_evidence,
 )
 
-SAMPLE = Path(__file__).parent / "samples" / "locomo_sample.json"
+SAMPLE = SAMPLES_DIR / "locomo_sample.json"
 
 
 def _real() -> Path:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from memhtml.eval.benchmarks import SAMPLES_DIR
 from memhtml.eval.benchmarks.longmemeval import (
     is_abstention,
     load_longmemeval,
@@ -22,7 +21,7 @@ from memhtml.eval.benchmarks.metrics import (
     summarize,
 )
 
-SAMPLE = Path(__file__).parent / "samples" / "longmemeval_sample.json"
+SAMPLE = SAMPLES_DIR / "longmemeval_sample.json"
 
 
 def test_parse_lme_date() -> None:

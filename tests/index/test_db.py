@@ -157,6 +157,10 @@ def test_migrations_ship_in_the_wheel(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "memhtml/_migrations/index/0001_files.sql" in names
     assert "memhtml/_migrations/state/S0001_access.sql" in names
+    assert "memhtml/_migrations/index/0004_vector_spaces.sql" in names
+    # eval compare-embedders runs offline from a wheel on the bundled benchmark samples
+    assert "memhtml/eval/benchmarks/samples/locomo_sample.json" in names
+    assert "memhtml/eval/benchmarks/samples/beam/1/chat.json" in names
 
 
 # -- planes another build left (issue 12) ------------------------------------------

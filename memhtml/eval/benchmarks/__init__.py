@@ -32,6 +32,7 @@ from memhtml.eval.benchmarks.records import (
 
 __all__ = [
     "DATA_ENV",
+    "SAMPLES_DIR",
     "Corpus",
     "Doc",
     "LoadReport",
@@ -46,6 +47,9 @@ __all__ = [
 ]
 
 DATA_ENV = "MEMHTML_BENCH_DATA"
+# Small samples in each benchmark's own format, written for memhtml (never the benchmark's
+# data): the loaders' tests, the harnesses' smoke runs, `eval compare-embedders` offline.
+SAMPLES_DIR = Path(__file__).resolve().parent / "samples"
 
 
 def default_data_root() -> Path | None:
