@@ -11,8 +11,13 @@ for every ``t``. The whitespace after a sentence end, or a run of line breaks,
 stays at the end of the chunk before the cut, so no character is dropped or
 invented and each chunk is a slice ``text[start:end]`` (see
 :func:`chunk_spans`). A sentence longer than ``max_chars`` is cut every
-``max_chars`` characters, never dropped. The empty body has one chunk, the
-empty string, so every memory owns at least one chunk row.
+``max_chars`` characters, never dropped. A sentence that fits but for its
+trailing whitespace ends its own chunk and the whitespace opens the next; if
+the following sentence cannot join it, that whitespace is a chunk of its own
+(rare: a sentence of exactly ``max_chars`` characters). The partition is kept
+as it is because a chunk id names (content hash, ordinal): changing where cuts
+fall would leave stored vectors under ids whose text moved. The empty body has
+one chunk, the empty string, so every memory owns at least one chunk row.
 """
 
 from __future__ import annotations
