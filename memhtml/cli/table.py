@@ -23,7 +23,20 @@ GLOBAL_PARAMS: Final[tuple[Param, ...]] = (
 
 ENVIRONMENT: Final[dict[str, str]] = {
     "MEMHTML_ROOT": "the memory root when --repo is not given (default ~/memhtml)",
-    "MEMHTML_EMBED": "embedder: local (default, offline MiniLM), fake, bedrock, off",
+    "MEMHTML_EMBED": (
+        "embedder: local (default, offline MiniLM), openai (any OpenAI-compatible endpoint),"
+        " fake, bedrock, off"
+    ),
+    "MEMHTML_EMBED_BASE_URL": "openai embedder: the endpoint (default http://127.0.0.1:11434/v1)",
+    "MEMHTML_EMBED_MODEL": "openai embedder: the model the endpoint serves (required)",
+    "MEMHTML_EMBED_API_KEY": "openai embedder: a bearer key, when the endpoint wants one",
+    "MEMHTML_EMBED_DIM": "openai embedder: the space's width (default: the model's native width)",
+    "MEMHTML_EMBED_QUERY_PREFIX": "openai embedder: text put before each query (e5/nomic style)",
+    "MEMHTML_EMBED_DOCUMENT_PREFIX": "openai embedder: text put before each document",
+    "MEMHTML_EMBED_BATCH": "openai embedder: texts per request (default 64)",
+    "MEMHTML_EMBED_BATCH_TOKENS": "openai embedder: estimated tokens per request (default 16384)",
+    "MEMHTML_EMBED_TIMEOUT": "openai embedder: seconds per request (default 60)",
+    "MEMHTML_EMBED_RETRIES": "openai embedder: retries on 429/5xx/timeouts (default 4)",
     "MEMHTML_LLM": (
         "language model for sleep's model phases (--llm overrides): off (default), fake"
         " (deterministic, for tests), bedrock (Anthropic models on Amazon Bedrock), openai"

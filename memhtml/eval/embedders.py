@@ -133,6 +133,7 @@ def _doc_op(scope: str, doc: Any) -> dict[str, Any]:
         "path": f"areas/bench/{_SLUG.sub('-', scope.lower())}/"
         f"{_SLUG.sub('-', doc.doc_id.lower()).strip('-')}.html",
         "tag": ["bench"],
+        "allow_secret": True,  # public benchmark text (BEAM prints a password hash)
     }
     if doc.timestamp:
         op["event_at"] = doc.timestamp

@@ -14,6 +14,13 @@ from memhtml.eval.benchmarks import SAMPLES_DIR
 from memhtml.eval.embedders import compare_embedders, comparison_table
 
 
+@pytest.fixture(autouse=True)
+def _no_shared_data(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory):
+    # A checkout beside ../shared/data would read the real benchmarks: these tests are about
+    # the bundled samples, wherever the checkout lies.
+    monkeypatch.setenv("MEMHTML_BENCH_DATA", str(tmp_path_factory.mktemp("no-benchmark-data")))
+
+
 @pytest.fixture
 def standin(monkeypatch: pytest.MonkeyPatch) -> Iterator[StandIn]:
     with StandIn() as server:
