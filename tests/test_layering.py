@@ -55,6 +55,7 @@ LAYERS = {
     "eval": 7,
     "cli": 7,
     "mcp": 7,
+    "integrations": 7,
 }
 
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any, Final, NoReturn, TextIO, cast
 
 from memhtml import __version__
-from memhtml.cli.spec import Command, Param
+from memhtml.cli.spec import Command, Param, RawOutput
 from memhtml.cli.table import COMMANDS, GLOBAL_PARAMS, command_by_words
 from memhtml.contracts.envelope import failure, render, success
 from memhtml.contracts.errors import (
@@ -50,6 +50,9 @@ class Invocation:
         self.json_output = json_output
         self.stdout = stdout
         self._opened: list[Any] = []
+        # True in the `memhtml` process itself (main), False for `run` called in-process:
+        # only the process's owner may end it early (the hook's time bound).
+        self.owns_process = _PROCESS["owned"]
 
     @property
     def interactive(self) -> bool:
@@ -74,6 +77,8 @@ class Invocation:
             except Exception as exc:
                 log.warning("closing the corpus failed: %s", exc)
 
+
+_PROCESS = {"owned": False}  # set by `main`: this process is the `memhtml` command itself
 
 _LOG_LEVELS: Final = ("CRITICAL", "FATAL", "ERROR", "WARN", "WARNING", "INFO", "DEBUG", "NOTSET")
 
@@ -181,6 +186,7 @@ class _Outcome:
         self.payload: dict[str, Any] | None = None
         self.exit_code = 0
         self.human: str | None = None
+        self.raw: str | None = None
 
 
 def _load_handler(spec: str) -> Any:
@@ -227,6 +233,9 @@ def _run_command(cmd: Command, params: dict[str, Any], out: _Outcome, stdout: Te
         data = handler(inv, **params)
     finally:
         inv.close()
+    if isinstance(data, RawOutput):
+        out.raw = data.text
+        return
     out.payload = success(cmd.response_type, data)
     if inv.interactive:
         module_name, _, func = cmd.handler.partition(":")
@@ -415,6 +424,10 @@ def run(argv: Sequence[str], stdout: TextIO | None = None) -> int:
 
 def _finish(out: _Outcome, dense: bool, stdout: TextIO) -> int:
     """Print the outcome (one envelope, or a person's text) and return the exit code."""
+    if out.raw is not None:  # a handler's own protocol (hook): printed as it is
+        stdout.write(out.raw)
+        stdout.flush()
+        return out.exit_code
     if out.payload is None:
         out.payload = failure("ERR_UNKNOWN", "the command produced no result")
         out.exit_code = 1
@@ -439,6 +452,7 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     """Console-script entry point."""
     from memhtml.ops.config import prefer_single_threaded_blas
 
+    _PROCESS["owned"] = True
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     prefer_single_threaded_blas()
     terminate_as_exception()

@@ -122,3 +122,9 @@ class Command(NamedTuple):
             "examples": list(self.examples),
             **({"details": self.details} if self.details else {}),
         }
+
+
+class RawOutput(NamedTuple):
+    """A handler's answer printed as it is, not as an envelope (`hook`: the host's protocol)."""
+
+    text: str

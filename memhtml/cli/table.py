@@ -577,6 +577,9 @@ COMMANDS = COMMANDS + PUBLISH_COMMANDS
 from memhtml.cli.commands_exec import EXEC_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + EXEC_COMMANDS
+from memhtml.cli.commands_integrations import INTEGRATION_COMMANDS  # noqa: E402
+
+COMMANDS = COMMANDS + INTEGRATION_COMMANDS
 
 
 def command_by_words(words: tuple[str, ...]) -> Command | None:

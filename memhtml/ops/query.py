@@ -238,8 +238,13 @@ def _fuse(
     pool: Callable[[dict[str, Any]], int],
     arm_limit: int = ARM_LIMIT,
     rerank_pool: int | None = None,
+    catch_up: bool = True,
 ) -> _Fusion:
-    """Configuration (call over repo config over defaults), scope, query vector, one statement."""
+    """Configuration (call over repo config over defaults), scope, query vector, one statement.
+
+    `catch_up=False` ranks the index as it is, with no freshness check (a hook that
+    must answer within its bound and never write); the result says `index_fresh: False`.
+    """
     config = repo_retrieval_config(corpus.root)
     w = resolve_weights({**config.get("weights", {}), **(weights or {})})
     k_value = int(k if k is not None else config.get("k", DEFAULT_RRF_K))
@@ -254,7 +259,7 @@ def _fuse(
         if embedder is not None and w["vector"] > 0
         else None
     )
-    probe = corpus.begin_catch_up()
+    probe = corpus.begin_catch_up() if catch_up else False
     while True:
         # Ranked while `git status` checks the tree; ranked again in the rare case
         # the tree had drifted and the index was caught up meanwhile.
@@ -309,6 +314,7 @@ def search(
     near_duplicates: bool | None = None,
     rerank_pool: int | None = None,
     time_weight: float | None = None,
+    catch_up: bool = True,
     **filters: Any,
 ) -> SearchResult:
     """Rank memories for `query`: RRF over the four arms in one statement, then MMR.
@@ -342,6 +348,7 @@ def search(
         pool=pool,
         arm_limit=arm_limit,
         rerank_pool=rerank_pool,
+        catch_up=catch_up,
     )
     rows, arms, w, k_value, lam = fusion.rows, fusion.arms, fusion.weights, fusion.k, lam_value
     reason, share, qvec, fresh = (
@@ -453,13 +460,26 @@ def fold_disclosure(
 
 
 def recall(
-    corpus: Corpus, query: str, *, budget: int = MEMORY_BODY_BUDGET, **filters: Any
+    corpus: Corpus,
+    query: str,
+    *,
+    budget: int = MEMORY_BODY_BUDGET,
+    catch_up: bool = True,
+    **filters: Any,
 ) -> dict[str, Any]:
     """A disclosure pack: arcs and memories folded separately under their budgets."""
     check_query(query)
     if budget < 0:
         raise InvalidFlagError("budget must be >= 0")
-    fusion = _fuse(corpus, query, weights=None, k=None, filters=filters, pool=lambda _: RECALL_POOL)
+    fusion = _fuse(
+        corpus,
+        query,
+        weights=None,
+        k=None,
+        filters=filters,
+        pool=lambda _: RECALL_POOL,
+        catch_up=catch_up,
+    )
     rows, reason = fusion.rows, fusion.degraded_reason
     paths = [r[0] for r in rows]
     extra: dict[str, tuple[str, int]] = {}

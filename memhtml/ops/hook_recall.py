@@ -1,0 +1,213 @@
+"""What `memhtml hook` asks of a store: recall for a prompt or a session, transcript indexing.
+
+A hook is a cold process on every prompt, so every function here reads the
+index as it is: no freshness check (`git status`), no catch-up write, no
+migration of a store that does not exist (`ready` is checked first, so a
+mistyped root never becomes a new store). The caller owns the time bound.
+
+Per-prompt recall runs the lexical arms at once and offers that answer, while
+the embedding model loads on a thread beside it; if the model is ready before
+`embed_until`, the full hybrid search runs and its answer replaces the
+lexical one. A model that cannot load in time costs nothing but a sentence
+on stderr: the keyword answer stands.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+QUERY_CHARS = 800  # a prompt is searched by its first this-many characters
+OPEN_TASKS = 5
+
+
+class Hit(NamedTuple):
+    """What a recall line shows: a memory's path, title and gist."""
+
+    path: str
+    title: str
+    gist: str
+
+
+Offer = Callable[[list[Hit], str], None]
+Say = Callable[[str], None]
+
+
+def ready(root: Path) -> bool:
+    """Whether `root` is an initialised memhtml store with an index (nothing is created)."""
+    from memhtml.ops.corpus import is_initialised
+
+    return (
+        (root / ".git").exists()
+        and is_initialised(root)
+        and (root / ".memhtml" / "index.db").is_file()
+    )
+
+
+def query_of(prompt: str) -> str:
+    """The prompt as a query: whitespace folded, cut at a word near QUERY_CHARS."""
+    text = re.sub(r"\s+", " ", prompt).strip()
+    if len(text) <= QUERY_CHARS:
+        return text
+    cut = text[:QUERY_CHARS]
+    return cut[: cut.rfind(" ")] if " " in cut else cut
+
+
+def _open(root: Path, embedder: str) -> Any:
+    from memhtml.ops.corpus import Corpus
+
+    return Corpus(root, embedder=embedder)
+
+
+class _Warm:
+    """The configured embedder loading and embedding the query on a daemon thread."""
+
+    def __init__(self, name: str, query: str) -> None:
+        self.name = name
+        self.error: str | None = None
+        self.done = threading.Event()
+        threading.Thread(
+            target=self._run, args=(query,), name="memhtml-hook-model", daemon=True
+        ).start()
+
+    def _run(self, query: str) -> None:
+        try:
+            from memhtml.embed.registry import get_embedder
+
+            embedder = get_embedder(self.name)
+            if embedder is not None:
+                embedder.embed_query(query)
+        except Exception as exc:  # reported on stderr; the keyword answer stands
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self.done.set()
+
+
+def _vectors_usable(root: Path, name: str) -> str | None:
+    """Why the hybrid search cannot run here (None: it can)."""
+    if name == "off":
+        return "the embedder is off"
+    from memhtml.embed.registry import get_embedder
+    from memhtml.index.embedding import stored_space
+
+    corpus = _open(root, "off")
+    try:
+        model, dim, epoch = stored_space(corpus.conn)
+    finally:
+        corpus.close()
+    if model is None or epoch is None:
+        return "the index holds no vectors"
+    try:
+        embedder = get_embedder(name)  # cheap: the local model locates its files, loads nothing
+    except Exception as exc:
+        return f"the {name} embedder is unavailable ({exc})"
+    if embedder is None or (embedder.model_id, embedder.dim) != (model, dim):
+        return f"the index's vectors are {model}@{dim}, not the configured embedder's"
+    return None
+
+
+def _hits(result: Any) -> list[Hit]:
+    return [Hit(h.path, h.title, h.gist) for h in result.hits]
+
+
+def prompt_hits(
+    root: Path, prompt: str, *, limit: int, embed_until: float | None, offer: Offer, say: Say
+) -> None:
+    """Offer the lexical hits for `prompt`, then the hybrid ones if the model is ready in time
+    (`embed_until` on `time.monotonic`; None: lexical only)."""
+    from memhtml.ops.config import embedder_name
+    from memhtml.ops.query import search
+
+    query = query_of(prompt)
+    if not query:
+        return
+    name = embedder_name()
+    why = _vectors_usable(root, name) if embed_until is not None else "no time to embed"
+    warm = _Warm(name, query) if why is None else None
+    corpus = _open(root, "off")
+    try:
+        offer(_hits(search(corpus, query, limit=limit, catch_up=False)), "lexical")
+    finally:
+        corpus.close()
+    if warm is None or embed_until is None:
+        return
+    if not warm.done.wait(max(0.0, embed_until - time.monotonic())):
+        say(f"the {name} embedding model did not load in time; recalled by keywords only")
+        return
+    if warm.error is not None:
+        say(f"the {name} embedder failed ({warm.error}); recalled by keywords only")
+        return
+    corpus = _open(root, name)
+    try:
+        result = search(corpus, query, limit=limit, catch_up=False)
+    finally:
+        corpus.close()
+    if result.degraded:
+        say(f"recalled by keywords only: {result.degraded_reason}")
+    else:
+        offer(_hits(result), "hybrid")
+
+
+def session_pack(
+    root: Path,
+    query: str,
+    *,
+    budget: int,
+    embed_until: float | None,
+    tasks: list[Hit],
+    offer: Offer,
+    say: Say,
+) -> None:
+    """Offer the recall pack for a session's start (arcs first, then memories, each as an
+    index line), after filling `tasks` with the open tasks to list under it."""
+    from memhtml.ops.config import embedder_name
+    from memhtml.ops.query import recall
+    from memhtml.ops.tasks import task_list
+
+    name = embedder_name()
+    why = _vectors_usable(root, name) if embed_until is not None else "no time to embed"
+    warm = _Warm(name, query) if why is None and query else None
+    corpus = _open(root, "off")
+    try:
+        tasks += [
+            Hit(t["path"], t["title"], t["task_status"] or "")
+            for t in task_list(corpus, limit=OPEN_TASKS, catch_up=False)["tasks"]
+        ]
+        if query:
+            offer(_pack(recall(corpus, query, budget=budget, catch_up=False)), "lexical")
+    finally:
+        corpus.close()
+    if warm is not None and embed_until is not None:
+        if not warm.done.wait(max(0.0, embed_until - time.monotonic())) or warm.error:
+            say(f"the {name} embedding model was not ready; recalled by keywords only")
+        else:
+            corpus = _open(root, name)
+            try:
+                pack = recall(corpus, query, budget=budget, catch_up=False)
+            finally:
+                corpus.close()
+            if not pack["degraded"]:
+                offer(_pack(pack), "hybrid")
+
+
+def _pack(pack: dict[str, Any]) -> list[Hit]:
+    out = []
+    for fold in (pack["arcs"], pack["memories"]):
+        for entry in [*fold["disclosed"], *fold["index_lines"]]:
+            out.append(Hit(entry["path"], entry["title"], entry["gist"]))
+    return out
+
+
+def index_transcripts(root: Path, trace_root: str | None, *, lock_wait: float) -> dict[str, Any]:
+    """One pass of the trace plane over the transcripts (memhtml.ops.traces)."""
+    from memhtml.ops.traces import index_traces
+
+    corpus = _open(root, "off")
+    try:
+        return index_traces(corpus, root=trace_root, progress=False, lock_wait=lock_wait)
+    finally:
+        corpus.close()
