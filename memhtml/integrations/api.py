@@ -16,7 +16,7 @@ from memhtml.integrations import machine, render
 from memhtml.integrations.fence import SHELL, FenceError
 from memhtml.integrations.files import read_text, write_atomic
 from memhtml.integrations.hosts import BY_ID, HOSTS
-from memhtml.integrations.install import Job, install, uninstall
+from memhtml.integrations.install import Job, install, settle_all, uninstall
 from memhtml.integrations.plan import Setup
 from memhtml.integrations.receipt import locked, receipts_dir
 from memhtml.integrations.status import doctor, list_rows
@@ -130,6 +130,8 @@ def list_hosts(project: str | None) -> dict[str, Any]:
     home = machine.home()
     root = machine.project_root(project, home) if project is not None else None
     base = receipts_dir(home, dict(os.environ))
+    with locked(home):  # a receipt a killed install left pending is settled first
+        settle_all(base)
     return {
         "home": str(home),
         "project_root": str(root) if root else None,

@@ -27,6 +27,7 @@ another host's receipt still claims is handed over to that receipt.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -76,6 +77,21 @@ def read_receipt(job: Job) -> Inspected:
     path = receipt_path(job.receipts, s.scope, s.root, s.host.id)
     settle(path, lambda p: _load(p, s))
     return inspect(path, scope=s.scope, root=s.root, host=s.host.id)
+
+
+def settle_all(base: Path) -> None:
+    """Settle every pending receipt a killed install left under `base`."""
+    pending = [*base.glob("*.json.pending"), *base.glob("projects/*/*.json.pending")]
+    for path in pending if base.is_dir() else []:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            host, scope, root = raw["host"], raw["scope"], Path(raw["root"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        final = path.with_name(path.name.removesuffix(".pending"))
+        settle(
+            final, lambda p, h=host, sc=scope, r=root: inspect(p, scope=sc, root=r, host=h).receipt
+        )
 
 
 def _modified(host: str, path: Path | str, detail: str, **extra: Any) -> IntegrationModifiedError:

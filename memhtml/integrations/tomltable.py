@@ -62,8 +62,8 @@ def _scalar(v: Any) -> str:
         return repr(v)
     if isinstance(v, list):
         return "[" + ", ".join(_scalar(x) for x in v) + "]"
-    # A TOML basic string takes JSON's escapes (\" \\ \n \t \uXXXX).
-    return json.dumps(str(v), ensure_ascii=False)
+    # A TOML basic string takes JSON's escapes (\" \\ \n \t \uXXXX); JSON leaves DEL raw.
+    return json.dumps(str(v), ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def render(path: Sequence[str], value: dict[str, Any]) -> str:
