@@ -89,9 +89,11 @@ def settle_all(base: Path) -> None:
         except (OSError, ValueError, KeyError, TypeError):
             continue
         final = path.with_name(path.name.removesuffix(".pending"))
-        settle(
-            final, lambda p, h=host, sc=scope, r=root: inspect(p, scope=sc, root=r, host=h).receipt
-        )
+
+        def load(p: Path, h: str = host, sc: str = scope, r: Path = root) -> Receipt | None:
+            return inspect(p, scope=sc, root=r, host=h).receipt
+
+        settle(final, load)
 
 
 def _modified(host: str, path: Path | str, detail: str, **extra: Any) -> IntegrationModifiedError:
