@@ -37,6 +37,7 @@ from memhtml.contracts.errors import (
 )
 from memhtml.contracts.logs import configure, get_logger
 from memhtml.ops.signals import Terminated, terminate_as_exception
+from memhtml.telemetry import span
 
 log = get_logger("memhtml")
 
@@ -230,7 +231,8 @@ def _run_command(cmd: Command, params: dict[str, Any], out: _Outcome, stdout: Te
     inv = Invocation(globals_["repo"], bool(globals_["dense"]), bool(globals_["json"]), stdout)
     handler = _load_handler(cmd.handler)
     try:
-        data = handler(inv, **params)
+        with span(f"memhtml {cmd.name}", command=cmd.name):
+            data = handler(inv, **params)
     finally:
         inv.close()
     if isinstance(data, RawOutput):
@@ -457,6 +459,9 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     prefer_single_threaded_blas()
     terminate_as_exception()
     _configure_logging()
+    from memhtml import telemetry
+
+    telemetry.start("memhtml-cli")  # no OTEL_EXPORTER_OTLP_ENDPOINT: nothing is imported
     _exit(run(sys.argv[1:] if argv is None else argv))
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.contracts.errors import EmbedModelMismatchError, MemhtmlError
+from memhtml.telemetry import traced
 
 if TYPE_CHECKING:
     from memhtml.embed.base import Embedder
@@ -180,6 +181,7 @@ def coverage(conn: sqlite3.Connection, *, exact: bool = False) -> tuple[int, int
     return int(total - pending), int(total)
 
 
+@traced("memhtml.embed.documents")
 def embed_missing(
     conn: sqlite3.Connection,
     embedder: Embedder,

@@ -133,7 +133,11 @@ class MemhtmlMCP:
     # -- synchronous entry points (also what tests and the benchmark drive) -----------
     def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Run one tool and count it; always an envelope."""
-        envelope = call_tool(self.corpus, name, arguments)
+        from memhtml.telemetry import span
+
+        with span(f"memhtml-mcp {name}", tool=name) as s:
+            envelope = call_tool(self.corpus, name, arguments)
+            s.set(ok=bool(envelope.get("ok")), code=envelope.get("code"))
         self.stats["tool_calls"] += 1
         if not envelope.get("ok"):
             self.stats["tool_errors"] += 1
@@ -301,6 +305,9 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
 
     prefer_single_threaded_blas()
     configure_logging()
+    from memhtml import telemetry
+
+    telemetry.start("memhtml-mcp")
     serve_stdio(args.repo)
     sys.exit(0)
 

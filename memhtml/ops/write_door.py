@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memhtml.contracts.errors import MemhtmlError
 from memhtml.ops.outcome import BatchOutcome, commit_message
+from memhtml.telemetry import traced
 
 if TYPE_CHECKING:
     from memhtml.embed.base import Embedder
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from memhtml.store.files import FileChange
 
 
+@traced("memhtml.store.write")
 def run_ops(
     corpus: Corpus,
     ops: Sequence[AnyOp],

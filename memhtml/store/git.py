@@ -20,6 +20,7 @@ from typing import Final, NamedTuple
 from memhtml.contracts.errors import GitError, WriteConflictError
 from memhtml.contracts.logs import get_logger
 from memhtml.store import trees
+from memhtml.telemetry import span, traced
 
 log = get_logger("memhtml.store")
 
@@ -186,14 +187,15 @@ class Git:
     ) -> bytes:
         """Run `git <args>` in the root; stdout bytes, GitError on failure when `check`."""
         try:
-            proc = subprocess.run(
-                ["git", *args],
-                cwd=self.root,
-                input=stdin,
-                capture_output=True,
-                env=self._env(env),
-                check=False,
-            )
+            with span("memhtml.git", git_command=args[0] if args else ""):
+                proc = subprocess.run(
+                    ["git", *args],
+                    cwd=self.root,
+                    input=stdin,
+                    capture_output=True,
+                    env=self._env(env),
+                    check=False,
+                )
         except FileNotFoundError as exc:
             raise GitError("git is not installed or not on PATH") from exc
         if check and proc.returncode != 0:
@@ -425,6 +427,7 @@ class Git:
             return False
         return True
 
+    @traced("memhtml.git.commit")
     def commit_paths(
         self,
         paths: Sequence[str],
