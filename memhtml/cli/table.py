@@ -32,6 +32,10 @@ ENVIRONMENT: Final[dict[str, str]] = {
     "MEMHTML_TRACE_ROOT": "session transcripts `trace index` reads (default ~/.claude/projects)",
     "MEMHTML_NOW": "fixed clock (ISO instant) for reproducible runs and tests",
     "MEMHTML_LOG": "stderr log level (default WARNING)",
+    "MEMHTML_HOOK_TIME_LIMIT_MS": (
+        "hard bound of `memhtml hook` from process start (default 460 per prompt, 1600 at"
+        " session start, 20000 when indexing)"
+    ),
 }
 
 _TYPE = Param("type", "memory type", choices=MEMORY_TYPES, metavar="TYPE")

@@ -235,7 +235,10 @@ def respond(
 ) -> str:
     """Run one hook; the host's protocol text to print (possibly empty). Never raises."""
     start = time.monotonic() - (process_age() if owns_process else 0.0)
-    hard = time_limit_ms / 1000 if time_limit_ms else LIMITS[event]
+    from memhtml.ops.config import hook_time_limit_ms
+
+    limit_ms = time_limit_ms or hook_time_limit_ms()
+    hard = limit_ms / 1000 if limit_ms else LIMITS[event]
     deadline = start + hard
     answer = Answer(protocol(host, event))
     if owns_process:
@@ -276,13 +279,16 @@ def _work(
         return  # the host does not read an answer to this event
     if indexing and host.transcripts is None:
         return  # no transcript format memhtml can read for this host
+    from memhtml.ops import hook_recall
+
+    if not indexing:
+        hook_recall.preload()  # the model loads while the payload and the store are read
     payload = read_payload(start + hard * (0.5 if indexing else EMBED_SHARE), fd)
     if payload is None:
         if not indexing:
             return
         payload = {}
     from memhtml.integrations.machine import store_root
-    from memhtml.ops import hook_recall
 
     root = Path(store_root(repo))
     if not hook_recall.ready(root):

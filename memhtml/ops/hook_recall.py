@@ -64,27 +64,56 @@ def _open(root: Path, embedder: str) -> Any:
 
 
 class _Warm:
-    """The configured embedder loading and embedding the query on a daemon thread."""
+    """The configured embedder loading on a daemon thread, then embedding the query once it
+    is known (the model's load needs no query, so it starts before the payload is read)."""
 
-    def __init__(self, name: str, query: str) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
         self.error: str | None = None
         self.done = threading.Event()
-        threading.Thread(
-            target=self._run, args=(query,), name="memhtml-hook-model", daemon=True
-        ).start()
+        self._query: str | None = None
+        self._asked = threading.Event()
+        threading.Thread(target=self._run, name="memhtml-hook-model", daemon=True).start()
 
-    def _run(self, query: str) -> None:
+    def _run(self) -> None:
         try:
             from memhtml.embed.registry import get_embedder
 
             embedder = get_embedder(self.name)
             if embedder is not None:
-                embedder.embed_query(query)
+                load = getattr(embedder, "load", None)
+                if load is not None:
+                    load()
+                self._asked.wait()
+                if self._query:
+                    embedder.embed_query(self._query)
         except Exception as exc:  # reported on stderr; the keyword answer stands
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self.done.set()
+
+    def embed(self, query: str | None) -> _Warm:
+        """Embed `query` once the model is loaded (None: nothing to embed)."""
+        self._query = query
+        self._asked.set()
+        return self
+
+
+_WARM: dict[str, _Warm] = {}
+
+
+def preload() -> None:
+    """Start loading the configured embedding model now, beside whatever comes next."""
+    from memhtml.ops.config import embedder_name
+
+    name = embedder_name()
+    if name != "off" and name not in _WARM:
+        _WARM[name] = _Warm(name)
+
+
+def _warm(name: str, query: str) -> _Warm:
+    warm = _WARM.pop(name, None) or _Warm(name)
+    return warm.embed(query)
 
 
 def _vectors_usable(root: Path, name: str) -> str | None:
@@ -127,7 +156,7 @@ def prompt_hits(
         return
     name = embedder_name()
     why = _vectors_usable(root, name) if embed_until is not None else "no time to embed"
-    warm = _Warm(name, query) if why is None else None
+    warm = _warm(name, query) if why is None else None
     corpus = _open(root, "off")
     try:
         offer(_hits(search(corpus, query, limit=limit, catch_up=False)), "lexical")
@@ -170,7 +199,7 @@ def session_pack(
 
     name = embedder_name()
     why = _vectors_usable(root, name) if embed_until is not None else "no time to embed"
-    warm = _Warm(name, query) if why is None and query else None
+    warm = _warm(name, query) if why is None and query else None
     corpus = _open(root, "off")
     try:
         tasks += [

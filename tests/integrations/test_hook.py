@@ -133,6 +133,8 @@ def test_a_locked_index_prints_nothing_within_the_bound(store: Path) -> None:
             "user-prompt-submit",
             store,
             payload("claude", "user-prompt-submit", cwd="/x"),
+            "--time-limit-ms",
+            "3000",  # shorter than SQLite's 5 s busy wait, long enough to read stdin
             env={"MEMHTML_EMBED": "off"},
         )
     finally:
