@@ -141,8 +141,9 @@ def drift(
     return out
 
 
-def _others(job: Job, own: Path) -> list[tuple[Path, Receipt]]:
-    """The other hosts' receipts at this scope and root."""
+def _others(job: Job, own: Path, *, strict: bool) -> list[tuple[Path, Receipt]]:
+    """The other hosts' receipts at this scope and root (`strict`: one that cannot be read
+    is refused, since it may claim a file this one shares; else it is passed over)."""
     s = job.setup
     out = []
     for host in ("claude", "codex", "cursor", "opencode"):
@@ -150,7 +151,7 @@ def _others(job: Job, own: Path) -> list[tuple[Path, Receipt]]:
         if path == own:
             continue
         found = inspect(path, scope=s.scope, root=s.root, host=host)
-        if found.state == "invalid":
+        if found.state == "invalid" and strict:
             raise _modified(
                 host,
                 path,
@@ -254,7 +255,7 @@ def install(job: Job) -> dict[str, Any]:
     before = {p: read_text(p) for p in paths}
     for p in paths:
         check_parse(p, before[p])
-    others = _others(job, rpath)
+    others = _others(job, rpath, strict=False)
     work = dict(before)
     backups: dict[Path, str] = {}
     kept: dict[tuple[str, str, str], Fragment] = {}
@@ -435,7 +436,7 @@ def uninstall(job: Job) -> dict[str, Any]:
         text = before[Path(record.path)]
         if text is not None:
             backups[Path(record.path)] = text
-    others = _others(job, rpath)
+    others = _others(job, rpath, strict=True)
     handed = _hand_over(receipt, others)
     after = take_out(receipt, before, others)
     changes = [Change(p, after[p]) for p in paths if after[p] != before[p]]
