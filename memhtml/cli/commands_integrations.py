@@ -175,8 +175,7 @@ INTEGRATION_COMMANDS: Final[tuple[Command, ...]] = (
     ),
     Command(
         "hook",
-        "The engine installed hooks run: a host's payload on stdin, recall or transcript"
-        " indexing within a hard time bound, the host's own protocol on stdout.",
+        "What installed hooks run: a host's payload in, recall or indexing, its protocol out.",
         "hook.output",
         f"{H}:hook",
         params=(
@@ -211,8 +210,8 @@ INTEGRATION_COMMANDS: Final[tuple[Command, ...]] = (
             ),
             Param(
                 "time_limit_ms",
-                "hard bound from process start (default: 460 per prompt, 1600 at session start,"
-                " 20000 for indexing)",
+                "hard bound from process start (default: 2000 per prompt, 3000 at session"
+                " start, 20000 for indexing; the model is awaited 330 / 900 ms at most)",
                 type="int",
                 minimum=50,
                 maximum=120000,

@@ -33,7 +33,7 @@ ENVIRONMENT: Final[dict[str, str]] = {
     "MEMHTML_NOW": "fixed clock (ISO instant) for reproducible runs and tests",
     "MEMHTML_LOG": "stderr log level (default WARNING)",
     "MEMHTML_HOOK_TIME_LIMIT_MS": (
-        "hard bound of `memhtml hook` from process start (default 460 per prompt, 1600 at"
+        "hard bound of `memhtml hook` from process start (default 2000 per prompt, 3000 at"
         " session start, 20000 when indexing)"
     ),
 }

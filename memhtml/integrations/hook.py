@@ -6,12 +6,13 @@ A hook runs inside a host's turn, so two rules shape everything here:
   missing model, an exception anywhere: stdout stays empty and the exit code
   is 0 (on `UserPromptSubmit` a non-zero exit is how a hook blocks a prompt).
   What went wrong is one line on stderr, where hosts show hook diagnostics.
-- **It is bounded.** Each event has a hard limit measured from the start of
-  the process (`LIMITS`, well inside the timeout written into the host's
-  config): a watchdog thread writes the best answer ready by then (the
-  lexical recall, if the hybrid one is still waiting on the model) and ends
-  the process. Stdin is read under the same bound, so a host that never
-  closes the pipe cannot hold the turn.
+- **It is bounded.** Recall waits for the embedding model only until
+  `MODEL_WAIT` from the start of the process (330 ms per prompt), then
+  answers by keywords. Each event also has a hard limit (`LIMITS`, well
+  inside the timeout written into the host's config): a watchdog thread
+  writes the best answer ready by then and ends the process, so a locked
+  index or a starved machine cannot hold the turn. Stdin is read within half
+  of it, so a host that never closes the pipe cannot either.
 
 Stdout carries only the host's protocol (`hosts.Host.output`): Claude Code's
 and Codex's `hookSpecificOutput.additionalContext` JSON, Cursor's
@@ -35,14 +36,18 @@ from typing import Any, Final
 
 from memhtml.integrations.hosts import CURSOR_JSON, HOOK_SPECIFIC_JSON, Host, event_of
 
-# Hard limits from process start, seconds, and the share of it the model may take to load.
+# Hard limits from process start, seconds: the watchdog's. They are a safety net well inside
+# the hosts' own timeouts (10 s written for recall, 30 s for indexing), not the target.
 LIMITS: Final = {
-    "user-prompt-submit": 0.46,
-    "session-start": 1.6,
+    "user-prompt-submit": 2.0,
+    "session-start": 3.0,
     "pre-compact": 20.0,
     "session-end": 20.0,
 }
-EMBED_SHARE: Final = 0.7
+# How long recall waits for the embedding model, from process start: what keeps a prompt's
+# answer inside half a second. Past it the keyword answer stands. Both scale with a limit
+# given by --time-limit-ms or MEMHTML_HOOK_TIME_LIMIT_MS.
+MODEL_WAIT: Final = {"user-prompt-submit": 0.33, "session-start": 0.9}
 STDIN_LIMIT: Final = 8 << 20  # a payload larger than this is not a hook payload
 GIST_CHARS: Final = 240
 LIMIT_DEFAULT: Final = 5
@@ -241,6 +246,13 @@ def respond(
     hard = limit_ms / 1000 if limit_ms else LIMITS[event]
     deadline = start + hard
     answer = Answer(protocol(host, event))
+    if event in host.output:  # recall: the model loads while the payload and the store are read
+        try:
+            from memhtml.ops.hook_model import preload
+
+            preload(fork=owns_process)  # a child process, before the watchdog thread exists
+        except Exception as exc:  # then the query is embedded later, or not at all
+            say(f"{type(exc).__name__}: {exc}")
     if owns_process:
         _watchdog(answer, deadline)
     try:
@@ -281,9 +293,7 @@ def _work(
         return  # no transcript format memhtml can read for this host
     from memhtml.ops import hook_recall
 
-    if not indexing:
-        hook_recall.preload()  # the model loads while the payload and the store are read
-    payload = read_payload(start + hard * (0.5 if indexing else EMBED_SHARE), fd)
+    payload = read_payload(start + hard * 0.5, fd)
     if payload is None:
         if not indexing:
             return
@@ -294,7 +304,8 @@ def _work(
     if not hook_recall.ready(root):
         say(f"no memhtml store at {root}; nothing recalled")
         return
-    embed_until = start + hard * EMBED_SHARE
+    # A longer limit (--time-limit-ms, MEMHTML_HOOK_TIME_LIMIT_MS) lengthens the wait with it.
+    embed_until = start + MODEL_WAIT.get(event, 0.0) * hard / LIMITS[event]
     if event == "user-prompt-submit":
         prompt = field(payload, host.payload.prompt)
         if prompt:

@@ -18,8 +18,9 @@ from memhtml.integrations.fragments import Want
 from memhtml.integrations.hosts import SERVER_KEY, SKILL_NAME, Host
 from memhtml.integrations.render import Commands
 
-# How long OpenCode's plugin lets one `memhtml hook` run before it answers nothing.
-PLUGIN_TIMEOUT_MS = 2000
+# How long OpenCode's plugin lets one `memhtml hook` run before it answers nothing (the
+# hook's own hard limit is 2 s per prompt, 3 s at session start).
+PLUGIN_TIMEOUT_MS = 3500
 
 
 class Setup(NamedTuple):

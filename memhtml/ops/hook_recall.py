@@ -15,8 +15,6 @@ on stderr: the keyword answer stands.
 from __future__ import annotations
 
 import re
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -63,63 +61,12 @@ def _open(root: Path, embedder: str) -> Any:
     return Corpus(root, embedder=embedder)
 
 
-class _Warm:
-    """The configured embedder loading on a daemon thread, then embedding the query once it
-    is known (the model's load needs no query, so it starts before the payload is read)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.error: str | None = None
-        self.done = threading.Event()
-        self._query: str | None = None
-        self._asked = threading.Event()
-        threading.Thread(target=self._run, name="memhtml-hook-model", daemon=True).start()
-
-    def _run(self) -> None:
-        try:
-            from memhtml.embed.registry import get_embedder
-
-            embedder = get_embedder(self.name)
-            if embedder is not None:
-                load = getattr(embedder, "load", None)
-                if load is not None:
-                    load()
-                self._asked.wait()
-                if self._query:
-                    embedder.embed_query(self._query)
-        except Exception as exc:  # reported on stderr; the keyword answer stands
-            self.error = f"{type(exc).__name__}: {exc}"
-        finally:
-            self.done.set()
-
-    def embed(self, query: str | None) -> _Warm:
-        """Embed `query` once the model is loaded (None: nothing to embed)."""
-        self._query = query
-        self._asked.set()
-        return self
-
-
-_WARM: dict[str, _Warm] = {}
-
-
-def preload() -> None:
-    """Start loading the configured embedding model now, beside whatever comes next."""
-    from memhtml.ops.config import embedder_name
-
-    name = embedder_name()
-    if name != "off" and name not in _WARM:
-        _WARM[name] = _Warm(name)
-
-
-def _warm(name: str, query: str) -> _Warm:
-    warm = _WARM.pop(name, None) or _Warm(name)
-    return warm.embed(query)
-
-
 def _vectors_usable(root: Path, name: str) -> str | None:
     """Why the hybrid search cannot run here (None: it can)."""
     if name == "off":
         return "the embedder is off"
+    if name == "hook-given":
+        return "reserved name"
     from memhtml.embed.registry import get_embedder
     from memhtml.index.embedding import stored_space
 
@@ -143,11 +90,28 @@ def _hits(result: Any) -> list[Hit]:
     return [Hit(h.path, h.title, h.gist) for h in result.hits]
 
 
+def _hybrid(root: Path, name: str, warm: Any, embed_until: float, say: Say) -> Any:
+    """A corpus whose embedder answers the query's vector, if it was made in time (else None,
+    and stderr says why)."""
+    from memhtml.embed.registry import get_embedder
+    from memhtml.ops import hook_model
+
+    vector = warm.wait(embed_until)
+    if vector is None:
+        why = warm.error or "did not load in time"
+        say(f"the {name} embedding model {why}; recalled by keywords only")
+        return None
+    model = get_embedder(name)
+    assert model is not None
+    return _open(root, hook_model.given(model.model_id, model.dim, vector))
+
+
 def prompt_hits(
     root: Path, prompt: str, *, limit: int, embed_until: float | None, offer: Offer, say: Say
 ) -> None:
     """Offer the lexical hits for `prompt`, then the hybrid ones if the model is ready in time
     (`embed_until` on `time.monotonic`; None: lexical only)."""
+    from memhtml.ops import hook_model
     from memhtml.ops.config import embedder_name
     from memhtml.ops.query import search
 
@@ -156,7 +120,7 @@ def prompt_hits(
         return
     name = embedder_name()
     why = _vectors_usable(root, name) if embed_until is not None else "no time to embed"
-    warm = _warm(name, query) if why is None else None
+    warm = hook_model.start(name, query) if why is None else None
     corpus = _open(root, "off")
     try:
         offer(_hits(search(corpus, query, limit=limit, catch_up=False)), "lexical")
@@ -164,13 +128,9 @@ def prompt_hits(
         corpus.close()
     if warm is None or embed_until is None:
         return
-    if not warm.done.wait(max(0.0, embed_until - time.monotonic())):
-        say(f"the {name} embedding model did not load in time; recalled by keywords only")
+    corpus = _hybrid(root, name, warm, embed_until, say)
+    if corpus is None:
         return
-    if warm.error is not None:
-        say(f"the {name} embedder failed ({warm.error}); recalled by keywords only")
-        return
-    corpus = _open(root, name)
     try:
         result = search(corpus, query, limit=limit, catch_up=False)
     finally:
@@ -193,13 +153,14 @@ def session_pack(
 ) -> None:
     """Offer the recall pack for a session's start (arcs first, then memories, each as an
     index line), after filling `tasks` with the open tasks to list under it."""
+    from memhtml.ops import hook_model
     from memhtml.ops.config import embedder_name
     from memhtml.ops.query import recall
     from memhtml.ops.tasks import task_list
 
     name = embedder_name()
     why = _vectors_usable(root, name) if embed_until is not None else "no time to embed"
-    warm = _warm(name, query) if why is None and query else None
+    warm = hook_model.start(name, query) if why is None and query else None
     corpus = _open(root, "off")
     try:
         tasks += [
@@ -210,17 +171,17 @@ def session_pack(
             offer(_pack(recall(corpus, query, budget=budget, catch_up=False)), "lexical")
     finally:
         corpus.close()
-    if warm is not None and embed_until is not None:
-        if not warm.done.wait(max(0.0, embed_until - time.monotonic())) or warm.error:
-            say(f"the {name} embedding model was not ready; recalled by keywords only")
-        else:
-            corpus = _open(root, name)
-            try:
-                pack = recall(corpus, query, budget=budget, catch_up=False)
-            finally:
-                corpus.close()
-            if not pack["degraded"]:
-                offer(_pack(pack), "hybrid")
+    if warm is None or embed_until is None:
+        return
+    corpus = _hybrid(root, name, warm, embed_until, say)
+    if corpus is None:
+        return
+    try:
+        pack = recall(corpus, query, budget=budget, catch_up=False)
+    finally:
+        corpus.close()
+    if not pack["degraded"]:
+        offer(_pack(pack), "hybrid")
 
 
 def _pack(pack: dict[str, Any]) -> list[Hit]:

@@ -207,11 +207,11 @@ def test_the_watchdog_answers_with_what_is_ready(store: Path) -> None:
         "def slow(root, embedder):\n"
         "    calls[0] += 1\n"
         "    if calls[0] == 3:\n"  # 1: the vector check, 2: lexical, 3: hybrid
-        "        time.sleep(30)\n"
+        "        time.sleep(120)\n"
         "    return real(root, embedder)\n"
         "hook_recall._open = slow\n"
         "sys.argv = ['memhtml', 'hook', 'user-prompt-submit', '--host', 'codex', '--repo',"
-        f" {str(store)!r}, '--time-limit-ms', '4000']\n"
+        f" {str(store)!r}, '--time-limit-ms', '12000']\n"  # the model is awaited 2 s
         "from memhtml.cli.main import main\n"
         "main()\n"
     )
@@ -221,3 +221,25 @@ def test_the_watchdog_answers_with_what_is_ready(store: Path) -> None:
     said = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "[areas/inbox/deploy-freeze.html]" in said
     assert b"time limit" in proc.stderr
+
+
+def test_the_model_child_hands_back_the_same_vector() -> None:
+    """The query's vector made in a forked child equals the one made in process, bit for bit."""
+    import time
+
+    import numpy as np
+
+    from memhtml.embed.registry import get_embedder
+    from memhtml.ops import hook_model
+
+    child = hook_model._Child("fake")
+    child.embed("can we deploy on a friday?")
+    vector = child.wait(time.monotonic() + 60)
+    here = get_embedder("fake")
+    assert here is not None
+    expected = np.asarray(here.embed_query("can we deploy on a friday?"), np.float32)
+    assert vector is not None and vector.tobytes() == expected.tobytes()
+    broken = hook_model._Child("no-such-embedder")
+    broken.embed("x")
+    assert broken.wait(time.monotonic() + 60) is None
+    assert broken.error == "the model could not be loaded"

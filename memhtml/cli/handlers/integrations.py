@@ -141,3 +141,27 @@ def human_shell(data: dict[str, Any]) -> str:
     if data["written"]:
         return f"{'updated' if data['changed'] else 'already current'}: {data['rc']}"
     return data["snippet"].rstrip("\n")
+
+
+def human_install(data: dict[str, Any]) -> str:
+    """What was written where, per host, and what to do next."""
+    lines = [data["note"]] if data.get("note") else []
+    for h in data["hosts"]:
+        lines.append(f"{h['display_name']} ({data['scope']} scope), store {data['memhtml_root']}:")
+        lines += [f"  {e['action']:9s} {e['path']}  ({e['role']})" for e in h["entries"]]
+        lines += [f"  backup    {b}" for b in h["backups"]]
+        lines += [f"  next: {step}" for step in h["next_steps"]]
+    if data["dry_run"]:
+        lines.append("dry run: nothing was written (--json shows the contents)")
+    return "\n".join(lines)
+
+
+def human_uninstall(data: dict[str, Any]) -> str:
+    """What was removed (or why nothing was)."""
+    h = data["hosts"][0]
+    if h["state"] == "not-installed":
+        return h.get("note") or f"{h['host']} is not installed at {data['scope']} scope"
+    lines = [f"{h['display_name']} ({data['scope']} scope):"]
+    lines += [f"  {e['action']:9s} {e['path']}  ({e['role']})" for e in h["entries"]]
+    lines += [f"  backup    {b}" for b in h["backups"]]
+    return "\n".join(lines)
