@@ -102,7 +102,18 @@ def install_hosts(
                 raise
             if not dry_run:
                 done.append(h)
-    return {**out, "changed": any(r["changed"] for r in reports), "hosts": reports}
+    from memhtml.integrations.status import store_state
+
+    exists, _ = store_state(memhtml_root)
+    if not exists:  # recorded all the same: the hooks stay silent until it exists
+        for r in reports:
+            r["next_steps"].insert(0, f"memhtml init --repo {memhtml_root}  (no store there yet)")
+    return {
+        **out,
+        "store_exists": exists,
+        "changed": any(r["changed"] for r in reports),
+        "hosts": reports,
+    }
 
 
 def uninstall_host(host: str, *, project: str | None, force: bool, dry_run: bool) -> dict[str, Any]:

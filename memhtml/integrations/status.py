@@ -31,7 +31,7 @@ PROBE_TIMEOUT_S = 15.0
 HANDSHAKE_TIMEOUT_S = 15.0
 
 
-def _store_state(root: str) -> tuple[bool, str]:
+def store_state(root: str) -> tuple[bool, str]:
     from memhtml.ops.corpus import is_initialised
 
     path = Path(root)
@@ -64,7 +64,7 @@ def row(host: Host, scope: str, root: Path, base: Path, home_dir: Path) -> dict[
         }
     r = found.receipt
     bad = drift(r, {})
-    exists, _ = _store_state(r.memhtml_root)
+    exists, _ = store_state(r.memhtml_root)
     out.update(
         state="modified" if bad else "installed",
         memhtml_root=r.memhtml_root,
@@ -331,7 +331,7 @@ def doctor(host: Host, scope: str, root: Path, base: Path) -> dict[str, Any]:
             [] if same else [install],
         )
     )
-    store_ok, store_detail = _store_state(r.memhtml_root)
+    store_ok, store_detail = store_state(r.memhtml_root)
     checks.append(
         _check(
             "store",

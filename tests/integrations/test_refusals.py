@@ -254,3 +254,11 @@ def test_an_install_killed_midway_is_settled(home: Path, store: Path) -> None:
     code_, env = cli("integrations", "uninstall", "claude")
     assert code_ == 0, env
     assert tree(home) == before
+
+
+def test_an_install_before_the_store_exists_says_so(home: Path, tmp_path: Path) -> None:
+    later = tmp_path / "later"
+    code, env = cli("integrations", "install", "cursor", "--repo", str(later))
+    assert code == 0 and env["data"]["store_exists"] is False
+    assert env["data"]["hosts"][0]["next_steps"][0].startswith(f"memhtml init --repo {later}")
+    assert not later.exists()  # recorded, never created
