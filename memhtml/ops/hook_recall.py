@@ -15,6 +15,7 @@ on stderr: the keyword answer stands.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -65,7 +66,7 @@ def _vectors_usable(root: Path, name: str) -> str | None:
     """Why the hybrid search cannot run here (None: it can)."""
     if name == "off":
         return "the embedder is off"
-    if name == "hook-given":
+    if name == "hook-given":  # the seam's name for a vector made elsewhere
         return "reserved name"
     from memhtml.embed.registry import get_embedder
     from memhtml.index.embedding import stored_space
@@ -91,19 +92,30 @@ def _hits(result: Any) -> list[Hit]:
 
 
 def _hybrid(root: Path, name: str, warm: Any, embed_until: float, say: Say) -> Any:
-    """A corpus whose embedder answers the query's vector, if it was made in time (else None,
-    and stderr says why)."""
+    """A corpus whose embedder answers the query's vector, if it arrives in time (else None,
+    and stderr says why). numpy and the vector matrix load while the model does."""
     from memhtml.embed.registry import get_embedder
     from memhtml.ops import hook_model
 
+    model = get_embedder(name)
+    assert model is not None
+    holder = hook_model.given(model.model_id, model.dim)
+    corpus = _open(root, hook_model.GIVEN)
+    if time.monotonic() < embed_until:
+        try:
+            matrix = corpus.vector_matrix()
+            if matrix is not None:
+                corpus.vector_norms(matrix)
+        except Exception:  # the search itself will say what is wrong
+            pass
     vector = warm.wait(embed_until)
     if vector is None:
+        corpus.close()
         why = warm.error or "did not load in time"
         say(f"the {name} embedding model {why}; recalled by keywords only")
         return None
-    model = get_embedder(name)
-    assert model is not None
-    return _open(root, hook_model.given(model.model_id, model.dim, vector))
+    holder.vector = vector
+    return corpus
 
 
 def prompt_hits(
