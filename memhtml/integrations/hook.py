@@ -249,8 +249,9 @@ def respond(
     if event in host.output:  # recall: the model loads while the payload and the store are read
         try:
             from memhtml.ops.hook_model import preload
+            from memhtml.ops.hook_recall import hybrid
 
-            preload(fork=owns_process)  # a child process, before the watchdog thread exists
+            preload(hybrid, fork=owns_process)  # a child process, before the watchdog thread
         except Exception as exc:  # then the query is embedded later, or not at all
             say(f"{type(exc).__name__}: {exc}")
     if owns_process:

@@ -1,154 +1,41 @@
-"""The query's embedding for a hook, made beside the hook's own work and handed over as a vector.
+"""The hybrid recall of a hook, run beside the keyword recall and handed back as hits.
 
-A prompt hook has ~half a second, and loading the local model (numpy,
+A prompt hook has about half a second, and loading the local model (numpy,
 onnxruntime, the session) takes most of that on this kind of machine. So the
-load starts first, before the payload is read, and runs beside the lexical
-search:
+model starts loading first, before the payload is read, and the whole hybrid
+search (the query's embedding, the vector arm, the fused statement) runs
+beside the lexical one:
 
-- in a hook process (`preload(fork=True)`) in a **forked child**: the import
-  of numpy and onnxruntime is Python bytecode that holds the interpreter's
-  lock, and on a thread it would slow the lexical search it should run beside.
-  The child loads the model, waits for the query on a pipe, and writes the
-  vector back (float32 bytes); it dies with its parent (PR_SET_PDEATHSIG)
-  and never touches stdin or stdout (they are the host's);
+- in a hook process (`preload(fork=True)`) in a **forked child**: importing
+  numpy and onnxruntime is Python bytecode holding the interpreter's lock,
+  and on a thread it would slow the keyword search it runs beside (measured:
+  the parent's own numpy import took a third of a second on a busy machine).
+  The child loads the model, reads the request (the query, the store) from a
+  pipe, runs the search on its own connection and writes the hits back as
+  JSON. It dies with its parent (PR_SET_PDEATHSIG) and never touches stdin or
+  stdout (they are the host's). The parent never imports numpy at all;
 - elsewhere (a library caller, a test) on a daemon thread.
 
-The vector then enters the search through the embedder seam as an embedder
-that answers that one vector (`given`), so retrieval is unchanged.
+The local model runs there without onnxruntime's graph optimizations: its
+session starts ~0.2-0.4 s sooner and one query costs ~60 ms more, the right
+trade for one query (the vector differs from the optimized graph's by ~1e-7).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
-from memhtml.contracts.errors import ModelUnavailableError
-
-
-class _Thread:
-    """The model loading and the query embedding on a daemon thread."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.error: str | None = None
-        self.vector: Any = None
-        self._done = threading.Event()
-        self._query: str | None = None
-        self._asked = threading.Event()
-        threading.Thread(target=self._run, name="memhtml-hook-model", daemon=True).start()
-
-    def _run(self) -> None:
-        try:
-            from memhtml.embed.registry import get_embedder
-
-            embedder = get_embedder(self.name)
-            if embedder is not None:
-                load = getattr(embedder, "load", None)
-                if load is not None:
-                    load()
-                self._asked.wait()
-                if self._query:
-                    self.vector = embedder.embed_query(self._query)
-        except Exception as exc:  # reported on stderr; the keyword answer stands
-            self.error = f"{type(exc).__name__}: {exc}"
-        finally:
-            self._done.set()
-
-    def embed(self, query: str) -> None:
-        """Embed `query` once the model is loaded."""
-        self._query = query
-        self._asked.set()
-
-    def wait(self, deadline: float) -> Any:
-        """The vector, or None when it is not ready by `deadline` (time.monotonic)."""
-        self._done.wait(max(0.0, deadline - time.monotonic()))
-        return self.vector
-
-
-class _Child:
-    """The model loading and the query embedding in a forked child (see the module docstring)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.error: str | None = None
-        to_child, from_parent = os.pipe()[::-1]
-        from_child, to_parent = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            os.close(to_child)
-            os.close(from_child)
-            _child(name, from_parent, to_parent)
-        os.close(from_parent)
-        os.close(to_parent)
-        self._to = to_child
-        self._from = from_child
-
-    def embed(self, query: str) -> None:
-        """Send `query` to the child (it embeds it once its model is loaded)."""
-        try:
-            os.write(self._to, query.encode("utf-8"))
-        except OSError:  # the child is gone already: `wait` reads its EOF
-            pass
-        finally:
-            os.close(self._to)
-
-    def wait(self, deadline: float) -> Any:
-        """The vector, or None when it is not back by `deadline` (time.monotonic)."""
-        data = b""
-        try:
-            while True:
-                left = max(0.0, deadline - time.monotonic())
-                if not select.select([self._from], [], [], left)[0]:
-                    self.error = None  # not ready in time
-                    return None
-                chunk = os.read(self._from, 1 << 16)
-                if not chunk:
-                    break
-                data += chunk
-        finally:
-            os.close(self._from)
-        if not data:
-            self.error = "the model could not be loaded"
-            return None
-        import numpy as np
-
-        return np.frombuffer(data, dtype=np.float32)
-
-
-def _child(name: str, queries: int, vectors: int) -> None:
-    """The child's whole life: load, read the query, embed, write the vector, exit."""
-    code = 1
-    try:
-        devnull = os.open(os.devnull, os.O_RDWR)
-        os.dup2(devnull, 0)  # the host's payload is the parent's
-        os.dup2(devnull, 1)  # the host's channel is the parent's
-        _die_with(os.getppid())
-        embedder = _one_query_model(name)
-        if embedder is not None:
-            load = getattr(embedder, "load", None)
-            if load is not None:
-                load()
-            query = b""
-            while chunk := os.read(queries, 1 << 16):
-                query += chunk
-            if query:
-                import numpy as np
-
-                vector = np.asarray(embedder.embed_query(query.decode("utf-8")), np.float32)
-                os.write(vectors, vector.tobytes())
-                code = 0
-    except BaseException:  # the parent reads EOF: no vector
-        pass
-    finally:
-        os._exit(code)
+Run = Callable[[dict[str, Any]], list[list[str]] | None]
 
 
 def _one_query_model(name: str) -> Any:
-    """The model that embeds one query fastest: the local model without onnxruntime's graph
-    optimizations (its session starts ~0.2-0.4 s sooner; one query costs ~60 ms more)."""
+    """The configured model, built to answer one query fast (see the module docstring)."""
     if name == "local":
         from memhtml.embed.local import LocalEmbedder
 
@@ -156,6 +43,130 @@ def _one_query_model(name: str) -> Any:
     from memhtml.embed.registry import get_embedder
 
     return get_embedder(name)
+
+
+def _load(name: str, *, own_process: bool) -> None:
+    """Load the model `name` means. In a child of its own it is built for one query and
+    registered under `name` there; on a thread the process's own instance is loaded."""
+    from memhtml.embed.registry import get_embedder, register
+
+    model = _one_query_model(name) if own_process else get_embedder(name)
+    if model is None:
+        return
+    load = getattr(model, "load", None)
+    if load is not None:
+        load()
+    if own_process:
+        register(name, lambda: model)
+
+
+class _Thread:
+    """The model and the hybrid search on a daemon thread."""
+
+    def __init__(self, name: str, run: Run) -> None:
+        self.error: str | None = None
+        self._run = run
+        self._hits: list[list[str]] | None = None
+        self._request: dict[str, Any] | None = None
+        self._asked = threading.Event()
+        self._done = threading.Event()
+        threading.Thread(
+            target=self._work, args=(name,), name="memhtml-hook-model", daemon=True
+        ).start()
+
+    def _work(self, name: str) -> None:
+        try:
+            _load(name, own_process=False)
+            self._asked.wait()
+            if self._request is not None:
+                self._hits = self._run(self._request)
+        except Exception as exc:  # reported on stderr; the keyword answer stands
+            self.error = f"failed ({type(exc).__name__}: {exc})"
+        finally:
+            self._done.set()
+
+    def ask(self, request: dict[str, Any]) -> None:
+        """Run the hybrid search of `request` once the model is loaded."""
+        self._request = request
+        self._asked.set()
+
+    def wait(self, deadline: float) -> list[list[str]] | None:
+        """The hits, or None when they are not back by `deadline` (time.monotonic)."""
+        self._done.wait(max(0.0, deadline - time.monotonic()))
+        return self._hits
+
+
+class _Child:
+    """The model and the hybrid search in a forked child (see the module docstring)."""
+
+    def __init__(self, name: str, run: Run) -> None:
+        self.error: str | None = None
+        requests_out, requests_in = os.pipe()
+        answers_out, answers_in = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            os.close(requests_in)
+            os.close(answers_out)
+            _child(name, run, requests_out, answers_in)
+        os.close(requests_out)
+        os.close(answers_in)
+        self._to = requests_in
+        self._from = answers_out
+
+    def ask(self, request: dict[str, Any]) -> None:
+        """Send the request; the child runs it once its model is loaded."""
+        try:
+            os.write(self._to, json.dumps(request).encode("utf-8"))
+        except OSError:  # the child is gone already: `wait` reads its EOF
+            pass
+        finally:
+            os.close(self._to)
+
+    def wait(self, deadline: float) -> list[list[str]] | None:
+        """The hits, or None when they are not back by `deadline` (time.monotonic)."""
+        data = b""
+        try:
+            while True:
+                left = max(0.0, deadline - time.monotonic())
+                if not select.select([self._from], [], [], left)[0]:
+                    return None  # not ready in time
+                chunk = os.read(self._from, 1 << 16)
+                if not chunk:
+                    break
+                data += chunk
+        finally:
+            os.close(self._from)
+        try:
+            hits = json.loads(data)
+        except ValueError:
+            hits = None
+        if not isinstance(hits, list):
+            self.error = "could not run (the model or the index failed)"
+            return None
+        return hits
+
+
+def _child(name: str, run: Run, requests: int, answers: int) -> None:
+    """The child's whole life: load, read the request, search, write the hits, exit."""
+    code = 1
+    try:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)  # the host's payload is the parent's
+        os.dup2(devnull, 1)  # the host's channel is the parent's
+        _die_with(os.getppid())
+        _load(name, own_process=True)
+        raw = b""
+        while chunk := os.read(requests, 1 << 16):
+            raw += chunk
+        if raw:
+            hits = run(json.loads(raw))
+            if hits is not None:
+                os.write(answers, json.dumps(hits).encode("utf-8"))
+                code = 0
+    except BaseException:  # the parent reads EOF: the keyword answer stands
+        pass
+    finally:
+        os._exit(code)
 
 
 def _die_with(parent: int) -> None:
@@ -174,55 +185,20 @@ def _die_with(parent: int) -> None:
 _PENDING: dict[str, _Thread | _Child] = {}
 
 
-def preload(*, fork: bool) -> None:
-    """Start loading the configured embedding model now (a child process when `fork`)."""
+def preload(run: Run, *, fork: bool) -> None:
+    """Start loading the configured embedding model now (in a child process when `fork`);
+    `run` is the hybrid search it will run on the request `start(...).ask` sends."""
     from memhtml.ops.config import embedder_name
 
     name = embedder_name()
     if name == "off" or name in _PENDING:
         return
     try:
-        _PENDING[name] = _Child(name) if fork and hasattr(os, "fork") else _Thread(name)
-    except OSError:  # no fork, no pipe: the query is embedded later, or not at all
+        _PENDING[name] = _Child(name, run) if fork and hasattr(os, "fork") else _Thread(name, run)
+    except OSError:  # no fork, no pipe: the hybrid search starts later, on a thread
         return
 
 
-def start(name: str, query: str) -> _Thread | _Child:
-    """The model of `name` (preloaded, or starting now) asked to embed `query`."""
-    warm = _PENDING.pop(name, None) or _Thread(name)
-    warm.embed(query)
-    return warm
-
-
-class Given:
-    """An embedder that answers one query vector made elsewhere (for one search); the vector
-    is set once it arrives, so the search's matrix can load before it does."""
-
-    batch_size = 1
-
-    def __init__(self, model_id: str, dim: int) -> None:
-        self.model_id = model_id
-        self.dim = dim
-        self.vector: Any = None
-
-    def embed_query(self, text: str) -> Any:
-        """The vector made beside the hook's work."""
-        if self.vector is None:
-            raise ModelUnavailableError("the query's vector has not arrived")
-        return self.vector
-
-    def embed_documents(self, texts: Any) -> Any:
-        """Never asked: a hook's search writes nothing."""
-        raise ModelUnavailableError("a hook's precomputed embedder embeds no documents")
-
-
-GIVEN = "hook-given"
-
-
-def given(model_id: str, dim: int) -> Given:
-    """A `Given` embedder registered as `GIVEN` (its name for `Corpus(embedder=...)`)."""
-    from memhtml.embed.registry import register
-
-    holder = Given(model_id, dim)
-    register(GIVEN, lambda: holder)
-    return holder
+def start(name: str, run: Run) -> _Thread | _Child:
+    """The preloaded model of `name`, or one starting now on a thread."""
+    return _PENDING.pop(name, None) or _Thread(name, run)

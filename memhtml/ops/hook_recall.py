@@ -15,7 +15,6 @@ on stderr: the keyword answer stands.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -66,8 +65,6 @@ def _vectors_usable(root: Path, name: str) -> str | None:
     """Why the hybrid search cannot run here (None: it can)."""
     if name == "off":
         return "the embedder is off"
-    if name == "hook-given":  # the seam's name for a vector made elsewhere
-        return "reserved name"
     from memhtml.embed.registry import get_embedder
     from memhtml.index.embedding import stored_space
 
@@ -91,39 +88,47 @@ def _hits(result: Any) -> list[Hit]:
     return [Hit(h.path, h.title, h.gist) for h in result.hits]
 
 
-def _hybrid(root: Path, name: str, warm: Any, embed_until: float, say: Say) -> Any:
-    """A corpus whose embedder answers the query's vector, if it arrives in time (else None,
-    and stderr says why). numpy and the vector matrix load while the model does."""
-    from memhtml.embed.registry import get_embedder
+def hybrid(request: dict[str, Any]) -> list[list[str]] | None:
+    """The hybrid search or recall of a request (run beside the lexical one by
+    memhtml.ops.hook_model): [path, title, gist] rows, or None when the vector arm did not
+    run (the lexical answer stands)."""
+    from memhtml.ops.query import recall, search
+
+    corpus = _open(Path(request["root"]), request["embedder"])
+    try:
+        if request["op"] == "search":
+            result = search(corpus, request["query"], limit=request["limit"], catch_up=False)
+            hits = None if result.degraded else _hits(result)
+        else:
+            pack = recall(corpus, request["query"], budget=request["budget"], catch_up=False)
+            hits = None if pack["degraded"] else _pack(pack)
+    finally:
+        corpus.close()
+    return None if hits is None else [list(h) for h in hits]
+
+
+def _ask(root: Path, name: str, request: dict[str, Any]) -> Any:
     from memhtml.ops import hook_model
 
-    model = get_embedder(name)
-    assert model is not None
-    holder = hook_model.given(model.model_id, model.dim)
-    corpus = _open(root, hook_model.GIVEN)
-    if time.monotonic() < embed_until:
-        try:
-            matrix = corpus.vector_matrix()
-            if matrix is not None:
-                corpus.vector_norms(matrix)
-        except Exception:  # the search itself will say what is wrong
-            pass
-    vector = warm.wait(embed_until)
-    if vector is None:
-        corpus.close()
-        why = warm.error or "did not load in time"
+    model = hook_model.start(name, hybrid)
+    model.ask({**request, "root": str(root), "embedder": name})
+    return model
+
+
+def _answer(model: Any, name: str, embed_until: float, offer: Offer, say: Say) -> None:
+    hits = model.wait(embed_until)
+    if hits is None:
+        why = model.error or "did not load in time"
         say(f"the {name} embedding model {why}; recalled by keywords only")
-        return None
-    holder.vector = vector
-    return corpus
+    else:
+        offer([Hit(*h) for h in hits], "hybrid")
 
 
 def prompt_hits(
     root: Path, prompt: str, *, limit: int, embed_until: float | None, offer: Offer, say: Say
 ) -> None:
-    """Offer the lexical hits for `prompt`, then the hybrid ones if the model is ready in time
+    """Offer the lexical hits for `prompt`, then the hybrid ones if they are back in time
     (`embed_until` on `time.monotonic`; None: lexical only)."""
-    from memhtml.ops import hook_model
     from memhtml.ops.config import embedder_name
     from memhtml.ops.query import search
 
@@ -132,25 +137,16 @@ def prompt_hits(
         return
     name = embedder_name()
     why = _vectors_usable(root, name) if embed_until is not None else "no time to embed"
-    warm = hook_model.start(name, query) if why is None else None
+    model = (
+        _ask(root, name, {"op": "search", "query": query, "limit": limit}) if why is None else None
+    )
     corpus = _open(root, "off")
     try:
         offer(_hits(search(corpus, query, limit=limit, catch_up=False)), "lexical")
     finally:
         corpus.close()
-    if warm is None or embed_until is None:
-        return
-    corpus = _hybrid(root, name, warm, embed_until, say)
-    if corpus is None:
-        return
-    try:
-        result = search(corpus, query, limit=limit, catch_up=False)
-    finally:
-        corpus.close()
-    if result.degraded:
-        say(f"recalled by keywords only: {result.degraded_reason}")
-    else:
-        offer(_hits(result), "hybrid")
+    if model is not None and embed_until is not None:
+        _answer(model, name, embed_until, offer, say)
 
 
 def session_pack(
@@ -165,14 +161,17 @@ def session_pack(
 ) -> None:
     """Offer the recall pack for a session's start (arcs first, then memories, each as an
     index line), after filling `tasks` with the open tasks to list under it."""
-    from memhtml.ops import hook_model
     from memhtml.ops.config import embedder_name
     from memhtml.ops.query import recall
     from memhtml.ops.tasks import task_list
 
     name = embedder_name()
     why = _vectors_usable(root, name) if embed_until is not None else "no time to embed"
-    warm = hook_model.start(name, query) if why is None and query else None
+    model = (
+        _ask(root, name, {"op": "recall", "query": query, "budget": budget})
+        if why is None and query
+        else None
+    )
     corpus = _open(root, "off")
     try:
         tasks += [
@@ -183,17 +182,8 @@ def session_pack(
             offer(_pack(recall(corpus, query, budget=budget, catch_up=False)), "lexical")
     finally:
         corpus.close()
-    if warm is None or embed_until is None:
-        return
-    corpus = _hybrid(root, name, warm, embed_until, say)
-    if corpus is None:
-        return
-    try:
-        pack = recall(corpus, query, budget=budget, catch_up=False)
-    finally:
-        corpus.close()
-    if not pack["degraded"]:
-        offer(_pack(pack), "hybrid")
+    if model is not None and embed_until is not None:
+        _answer(model, name, embed_until, offer, say)
 
 
 def _pack(pack: dict[str, Any]) -> list[Hit]:
