@@ -136,7 +136,10 @@ def drift(
         for f in record.fragments:
             now = fragments.claim(f.kind, text, f.locator, f.value)
             if now != f.claim:
-                why = "is gone from the file" if now is None else "was edited since install"
+                if now is None:
+                    why = "is gone" if f.kind == "file" else "is gone from the file"
+                else:
+                    why = "was edited since install"
                 out.append((record, f, f"the {f.role} memhtml wrote {why}"))
     return out
 
