@@ -211,7 +211,7 @@ INTEGRATION_COMMANDS: Final[tuple[Command, ...]] = (
             Param(
                 "time_limit_ms",
                 "hard bound from process start (default: 2000 per prompt, 3000 at session"
-                " start, 20000 for indexing; the model is awaited 440 / 1000 ms at most)",
+                " start, 20000 for indexing; the model is awaited 400 / 1000 ms at most)",
                 type="int",
                 minimum=50,
                 maximum=120000,
