@@ -20,6 +20,7 @@ commas (JSONC, as VS Code, Cursor and OpenCode read it). Anything else is
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -30,8 +31,10 @@ from memhtml.integrations.splice import Splice
 Path_ = Sequence[str | int]
 
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
-_STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\.)*"', re.S)
+_STRING = re.compile(r'"(?:[^"\\\x00-\x1f]+|\\.)*"', re.S)
 _LITERALS = {"true": True, "false": False, "null": None}
+_SPACE = re.compile(r"(?:[ \t\r\n]+|//[^\n]*|/\*.*?\*/)+", re.S)
+_WORD = re.compile(r"[a-z]+")
 
 
 class JsoncError(ValueError):
@@ -88,21 +91,11 @@ class _Parser:
         return JsoncError(message, self.text, self.i)
 
     def ws(self) -> None:
-        t, n = self.text, len(self.text)
-        while self.i < n:
-            c = t[self.i]
-            if c in " \t\r\n":
-                self.i += 1
-            elif t.startswith("//", self.i):
-                end = t.find("\n", self.i)
-                self.i = n if end < 0 else end + 1
-            elif t.startswith("/*", self.i):
-                end = t.find("*/", self.i + 2)
-                if end < 0:
-                    raise self.fail("unterminated /* comment")
-                self.i = end + 2
-            else:
-                return
+        m = _SPACE.match(self.text, self.i)
+        if m is not None:
+            self.i = m.end()
+        if self.text.startswith("/*", self.i):
+            raise self.fail("unterminated /* comment")
 
     def value(self, depth: int = 0) -> Node:
         if depth > 200:
@@ -120,9 +113,10 @@ class _Parser:
             node.value = self.string()
         else:
             m = _NUMBER.match(self.text, self.i)
-            word = re.match(r"[a-z]+", self.text[self.i :])
+            word = _WORD.match(self.text, self.i)
             if m and m.end() > self.i:
-                node.value = json.loads(m.group())
+                digits = m.group()
+                node.value = int(digits) if digits.lstrip("-").isdigit() else float(digits)
                 self.i = m.end()
             elif word and word.group() in _LITERALS:
                 node.value = _LITERALS[word.group()]
@@ -136,12 +130,16 @@ class _Parser:
         m = _STRING.match(self.text, self.i)
         if not m:
             raise self.fail("unterminated or invalid string")
-        try:
-            value = json.loads(m.group())
-        except ValueError as exc:
-            raise self.fail("invalid escape in string") from exc
+        raw = m.group()
+        if "\\" in raw:
+            try:
+                value = str(json.loads(raw))
+            except ValueError as exc:
+                raise self.fail("invalid escape in string") from exc
+        else:
+            value = raw[1:-1]  # no escape: the text is the value
         self.i = m.end()
-        return str(value)
+        return value
 
     def container(self, kind: str, close: str, depth: int) -> Node:
         node = Node(kind, self.i)
@@ -177,10 +175,16 @@ class _Parser:
                 node.items.append(self.value(depth + 1))
 
 
+@functools.lru_cache(maxsize=8)
 def parse(text: str) -> Node:
-    """The tree of `text` (blank text is `{}`), or `JsoncError`."""
+    """The tree of `text` (blank text is `{}`), or `JsoncError`.
+
+    Cached: an install reads one config several times (its claim, what else is
+    there, the edit, the check), and a `~/.claude.json` runs to megabytes.
+    Nodes are never changed after parsing.
+    """
     if not text.strip():
-        return parse("{}")
+        text = "{}"
     p = _Parser(text)
     node = p.value()
     p.ws()
@@ -200,10 +204,21 @@ def node_at(root: Node, path: Path_) -> Node | None:
 def value_at(text: str | None, path: Path_) -> Any:
     """The value at `path` in `text` (None when absent, blank or unparseable)."""
     try:
-        node = node_at(parse(text or ""), path)
-    except JsoncError:
-        return None
-    return None if node is None else node.python()
+        value: Any = json.loads(text or "{}")  # plain JSON (the usual case): C speed
+    except ValueError:
+        try:
+            node = node_at(parse(text or ""), path)
+        except JsoncError:
+            return None
+        return None if node is None else node.python()
+    for key in path:
+        found = (isinstance(value, dict) and isinstance(key, str) and key in value) or (
+            isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value)
+        )
+        if not found:
+            return None
+        value = value[key]
+    return value
 
 
 def canonical(value: Any) -> str:
