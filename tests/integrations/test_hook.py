@@ -234,3 +234,23 @@ def test_the_model_child_runs_the_hybrid_search(store: Path) -> None:
     broken.ask({**request, "embedder": "no-such-embedder"})
     assert broken.wait(time.monotonic() + 60) is None
     assert broken.error is not None and "could not run" in broken.error
+
+
+def test_the_hook_process_never_loads_numpy(store: Path) -> None:
+    """The model and the vector arm run in the forked child; the process the host waits on
+    loads neither numpy nor onnxruntime, and still gets the hybrid answer back."""
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write('HEAVY=' + ','.join(m for m in"
+        " ('numpy', 'onnxruntime', 'lxml', 'git') if m in sys.modules) + '.'))\n"
+        "sys.argv = ['memhtml', 'hook', 'user-prompt-submit', '--host', 'claude', '--repo',"
+        f" {str(store)!r}, '--time-limit-ms', '30000']\n"
+        "from memhtml.cli.main import main\n"
+        "main()\n"
+    )
+    proc = run_hook([sys.executable, "-c", code], payload("claude", "user-prompt-submit", cwd="/x"))
+    assert proc.returncode == 0
+    assert b"HEAVY=." in proc.stderr, proc.stderr
+    assert b"keywords only" not in proc.stderr  # the child's hybrid hits came back
+    said = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "[areas/inbox/deploy-freeze.html]" in said
