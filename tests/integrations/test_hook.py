@@ -230,6 +230,9 @@ def test_the_model_child_runs_the_hybrid_search(store: Path) -> None:
     child.ask({**request, "embedder": "fake"})
     hits = child.wait(time.monotonic() + 60)
     assert hits is not None and hits[0][0] == "areas/inbox/deploy-freeze.html"
+    thread = hook_model._Thread("fake", hybrid)  # a library caller's variant: same hits
+    thread.ask({**request, "embedder": "fake"})
+    assert thread.wait(time.monotonic() + 60) == hits
     broken = hook_model._Child("no-such-embedder", hybrid)
     broken.ask({**request, "embedder": "no-such-embedder"})
     assert broken.wait(time.monotonic() + 60) is None
