@@ -137,11 +137,24 @@ def drift(
             now = fragments.claim(f.kind, text, f.locator, f.value)
             if now != f.claim:
                 if now is None:
-                    why = "is gone" if f.kind == "file" else "is gone from the file"
+                    why = GONE if f.kind == "file" else f"{GONE} from the file"
                 else:
-                    why = "was edited since install"
+                    why = EDITED
                 out.append((record, f, f"the {f.role} memhtml wrote {why}"))
     return out
+
+
+GONE = "is gone"
+EDITED = "was edited since install"
+
+
+def edited(
+    drifted: list[tuple[FileRecord, Fragment, str]],
+) -> list[tuple[FileRecord, Fragment, str]]:
+    """The drift that is someone's edit of ours (refused without --force). A fragment that
+    is simply gone overwrites nothing when install writes it again, and leaves uninstall
+    nothing to remove."""
+    return [d for d in drifted if d[2].endswith(EDITED)]
 
 
 def _others(job: Job, own: Path, *, strict: bool) -> list[tuple[Path, Receipt]]:
@@ -263,15 +276,13 @@ def install(job: Job) -> dict[str, Any]:
     backups: dict[Path, str] = {}
     kept: dict[tuple[str, str, str], Fragment] = {}
     if previous is not None:
-        drifted = drift(previous, before)
-        for record, f, why in drifted:
+        for record, f, why in edited(drift(previous, before)):
             if not job.force:
                 raise _modified(s.host.id, record.path, why, role=f.role)
             text = before.get(Path(record.path))
             if text is not None:
                 backups[Path(record.path)] = text
-        if not drifted:
-            kept = _unchanged(previous, todo)
+        kept = _unchanged(previous, todo, before)
         work = take_out(_without(previous, kept), work, others)
     for w in todo:
         if (str(w.path), w.role, w.kind) in kept:
@@ -357,9 +368,12 @@ def install(job: Job) -> dict[str, Any]:
     return report
 
 
-def _unchanged(previous: Receipt, todo: list[Want]) -> dict[tuple[str, str, str], Fragment]:
-    """The previous install's fragments that are exactly what this one wants (left alone, so
-    a re-run with the same options writes nothing, even where a host reformatted the file)."""
+def _unchanged(
+    previous: Receipt, todo: list[Want], texts: dict[Path, str | None]
+) -> dict[tuple[str, str, str], Fragment]:
+    """The previous install's fragments that are on disk exactly as this one wants them
+    (left alone, so a re-run with the same options writes nothing, even where a host
+    reformatted the file)."""
     out: dict[tuple[str, str, str], Fragment] = {}
     for w in todo:
         for record in previous.files:
@@ -370,6 +384,7 @@ def _unchanged(previous: Receipt, todo: list[Want]) -> dict[tuple[str, str, str]
                     (f.role, f.kind, tuple(f.locator)) == (w.role, w.kind, w.locator)
                     and f.claim == fragments.expected_claim(w)
                     and jsonc.canonical(f.value) == jsonc.canonical(w.value)
+                    and fragments.claim(f.kind, texts.get(w.path), f.locator, f.value) == f.claim
                 ):
                     out[(record.path, f.role, f.kind)] = f
     return out
@@ -431,7 +446,7 @@ def uninstall(job: Job) -> dict[str, Any]:
         refuse_links(p, s.root)
     before = {p: read_text(p) for p in paths}
     backups: dict[Path, str] = {}
-    for record, f, why in drift(receipt, before):
+    for record, f, why in edited(drift(receipt, before)):
         if not job.force:
             raise _modified(
                 s.host.id, record.path, f"{why}; uninstall never deletes an edit", role=f.role

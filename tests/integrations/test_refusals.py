@@ -262,3 +262,22 @@ def test_an_install_before_the_store_exists_says_so(home: Path, tmp_path: Path) 
     assert code == 0 and env["data"]["store_exists"] is False
     assert env["data"]["hosts"][0]["next_steps"][0].startswith(f"memhtml init --repo {later}")
     assert not later.exists()  # recorded, never created
+
+
+def test_an_entry_that_is_simply_gone_is_written_again(home: Path, store: Path) -> None:
+    """A host (or a person) that dropped our entry overwrote nothing of anyone's: install
+    puts it back without --force, and uninstall removes the rest."""
+    assert cli("integrations", "install", "claude", "--repo", str(store))[0] == 0
+    path = home / ".claude.json"
+    path.write_text('{"numStartups": 4}\n')  # Claude Code wrote an older copy back
+    code, env = cli("integrations", "list")
+    assert next(r for r in env["data"]["rows"] if r["host"] == "claude")["state"] == "modified"
+    code, env = cli("integrations", "install", "claude", "--repo", str(store))
+    assert code == 0, env
+    assert json.loads(path.read_text())["mcpServers"]["memhtml"]["command"].endswith("memhtml-mcp")
+    assert json.loads(path.read_text())["numStartups"] == 4
+    path.write_text('{"numStartups": 5}\n')
+    code, env = cli("integrations", "uninstall", "claude")
+    assert code == 0, env
+    assert path.read_text() == '{"numStartups": 5}\n'
+    assert not (home / ".claude").exists()
