@@ -48,6 +48,9 @@ LIMITS: Final = {
 # answer inside half a second. Past it the keyword answer stands. Both scale with a limit
 # given by --time-limit-ms or MEMHTML_HOOK_TIME_LIMIT_MS.
 MODEL_WAIT: Final = {"user-prompt-submit": 0.4, "session-start": 1.0}
+# A keyword answer ready only after this share of the model wait (240 ms per prompt) means
+# a machine too busy for the model to make it: the keyword answer goes at once.
+LATE_SHARE: Final = 0.6
 STDIN_LIMIT: Final = 8 << 20  # a payload larger than this is not a hook payload
 GIST_CHARS: Final = 240
 LIMIT_DEFAULT: Final = 5
@@ -306,7 +309,9 @@ def _work(
         say(f"no memhtml store at {root}; nothing recalled")
         return
     # A longer limit (--time-limit-ms, MEMHTML_HOOK_TIME_LIMIT_MS) lengthens the wait with it.
-    embed_until = start + MODEL_WAIT.get(event, 0.0) * hard / LIMITS[event]
+    wait = MODEL_WAIT.get(event, 0.0) * hard / LIMITS[event]
+    embed_until = start + wait
+    late_after = start + wait * LATE_SHARE
     if event == "user-prompt-submit":
         prompt = field(payload, host.payload.prompt)
         if prompt:
@@ -315,6 +320,7 @@ def _work(
                 prompt,
                 limit=limit,
                 embed_until=embed_until,
+                late_after=late_after,
                 offer=lambda hits, _mode: answer.offer(render_prompt(hits)),
                 say=say,
             )
@@ -327,6 +333,7 @@ def _work(
             query_for_cwd(cwd),
             budget=budget,
             embed_until=embed_until,
+            late_after=late_after,
             tasks=tasks,
             offer=lambda hits, _mode: answer.offer(render_session(label, hits, tasks)),
             say=say,

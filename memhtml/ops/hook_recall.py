@@ -15,6 +15,7 @@ on stderr: the keyword answer stands.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -115,17 +116,36 @@ def _ask(root: Path, name: str, request: dict[str, Any]) -> Any:
     return model
 
 
-def _answer(model: Any, name: str, embed_until: float, offer: Offer, say: Say) -> None:
-    hits = model.wait(embed_until)
+def _answer(
+    model: Any,
+    name: str,
+    *,
+    embed_until: float,
+    late_after: float | None,
+    offer: Offer,
+    say: Say,
+) -> None:
+    """The child's hits if they are back by `embed_until`. A keyword answer that was itself
+    late (after `late_after`) means a machine too busy for the model to be ready either: the
+    keyword answer goes at once."""
+    late = late_after is not None and time.monotonic() > late_after
+    hits = model.wait(time.monotonic() if late else embed_until)
     if hits is None:
-        why = model.error or "did not load in time"
+        why = model.error or ("was not ready (a busy machine)" if late else "did not load in time")
         say(f"the {name} embedding model {why}; recalled by keywords only")
     else:
         offer([Hit(*h) for h in hits], "hybrid")
 
 
 def prompt_hits(
-    root: Path, prompt: str, *, limit: int, embed_until: float | None, offer: Offer, say: Say
+    root: Path,
+    prompt: str,
+    *,
+    limit: int,
+    embed_until: float | None,
+    offer: Offer,
+    say: Say,
+    late_after: float | None = None,
 ) -> None:
     """Offer the lexical hits for `prompt`, then the hybrid ones if they are back in time
     (`embed_until` on `time.monotonic`; None: lexical only)."""
@@ -146,7 +166,7 @@ def prompt_hits(
     finally:
         corpus.close()
     if model is not None and embed_until is not None:
-        _answer(model, name, embed_until, offer, say)
+        _answer(model, name, embed_until=embed_until, late_after=late_after, offer=offer, say=say)
 
 
 def session_pack(
@@ -158,6 +178,7 @@ def session_pack(
     tasks: list[Hit],
     offer: Offer,
     say: Say,
+    late_after: float | None = None,
 ) -> None:
     """Offer the recall pack for a session's start (arcs first, then memories, each as an
     index line), after filling `tasks` with the open tasks to list under it."""
@@ -183,7 +204,7 @@ def session_pack(
     finally:
         corpus.close()
     if model is not None and embed_until is not None:
-        _answer(model, name, embed_until, offer, say)
+        _answer(model, name, embed_until=embed_until, late_after=late_after, offer=offer, say=say)
 
 
 def _pack(pack: dict[str, Any]) -> list[Hit]:
