@@ -55,6 +55,7 @@ LAYERS = {
     "eval": 7,
     "cli": 7,
     "mcp": 7,
+    "integrations": 7,
 }
 
 
@@ -119,3 +120,13 @@ def test_import_memhtml_is_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_integrations_sit_beside_the_cli_and_below_it() -> None:
+    """The CLI calls memhtml.integrations; integrations compose ops and never the adapters."""
+    offenders = []
+    for path in sorted((PACKAGE / "integrations").rglob("*.py")):
+        for name in _imports(path):
+            if name.startswith(("memhtml.cli", "memhtml.mcp", "typer", "mcp")):
+                offenders.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    assert offenders == []

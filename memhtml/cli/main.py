@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any, Final, NoReturn, TextIO, cast
 
 from memhtml import __version__
-from memhtml.cli.spec import Command, Param
+from memhtml.cli.spec import Command, Param, RawOutput
 from memhtml.cli.table import COMMANDS, GLOBAL_PARAMS, command_by_words
 from memhtml.contracts.envelope import failure, render, success
 from memhtml.contracts.errors import (
@@ -38,6 +38,7 @@ from memhtml.contracts.errors import (
 )
 from memhtml.contracts.logs import configure, get_logger
 from memhtml.ops.signals import Terminated, terminate_as_exception
+from memhtml.telemetry import span
 
 log = get_logger("memhtml")
 
@@ -51,6 +52,9 @@ class Invocation:
         self.json_output = json_output
         self.stdout = stdout
         self._opened: list[Any] = []
+        # True in the `memhtml` process itself (main), False for `run` called in-process:
+        # only the process's owner may end it early (the hook's time bound).
+        self.owns_process = _PROCESS["owned"]
 
     @property
     def interactive(self) -> bool:
@@ -75,6 +79,8 @@ class Invocation:
             except Exception as exc:
                 log.warning("closing the corpus failed: %s", exc)
 
+
+_PROCESS = {"owned": False}  # set by `main`: this process is the `memhtml` command itself
 
 _LOG_LEVELS: Final = ("CRITICAL", "FATAL", "ERROR", "WARN", "WARNING", "INFO", "DEBUG", "NOTSET")
 
@@ -183,6 +189,7 @@ class _Outcome:
         self.exit_code = 0
         self.human: str | None = None
         self.repo: str | None = None  # the command's --repo, to name a full disk's file system
+        self.raw: str | None = None
 
 
 def _load_handler(spec: str) -> Any:
@@ -242,9 +249,13 @@ def _run_command(cmd: Command, params: dict[str, Any], out: _Outcome, stdout: Te
     out.repo = globals_["repo"]
     handler = _load_handler(cmd.handler)
     try:
-        data = handler(inv, **params)
+        with span(f"memhtml {cmd.name}", command=cmd.name):
+            data = handler(inv, **params)
     finally:
         inv.close()
+    if isinstance(data, RawOutput):
+        out.raw = data.text
+        return
     out.payload = success(cmd.response_type, data)
     if inv.interactive:
         module_name, _, func = cmd.handler.partition(":")
@@ -441,6 +452,10 @@ def _typed(exc: BaseException, out: _Outcome) -> MemhtmlError:
 
 def _finish(out: _Outcome, dense: bool, stdout: TextIO) -> int:
     """Print the outcome (one envelope, or a person's text) and return the exit code."""
+    if out.raw is not None:  # a handler's own protocol (hook): printed as it is
+        stdout.write(out.raw)
+        stdout.flush()
+        return out.exit_code
     if out.payload is None:
         out.payload = failure("ERR_UNKNOWN", "the command produced no result")
         out.exit_code = 1
@@ -465,10 +480,14 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     """Console-script entry point."""
     from memhtml.ops.config import prefer_single_threaded_blas
 
+    _PROCESS["owned"] = True
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     prefer_single_threaded_blas()
     terminate_as_exception()
     _configure_logging()
+    from memhtml import telemetry
+
+    telemetry.start("memhtml-cli")  # no OTEL_EXPORTER_OTLP_ENDPOINT: nothing is imported
     _exit(run(sys.argv[1:] if argv is None else argv))
 
 

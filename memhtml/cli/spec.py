@@ -145,3 +145,9 @@ ALLOW_SECRET: Final = Param(
     type="bool",
     default=False,
 )
+
+
+class RawOutput(NamedTuple):
+    """A handler's answer printed as it is, not as an envelope (`hook`: the host's protocol)."""
+
+    text: str

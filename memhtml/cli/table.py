@@ -68,6 +68,10 @@ ENVIRONMENT: Final[dict[str, str]] = {
         " memhtml.store.faults), to prove a full disk loses nothing"
     ),
     "MEMHTML_FAULT_TRACE": "testing only: a file the fault seam appends each step's label to",
+    "MEMHTML_HOOK_TIME_LIMIT_MS": (
+        "hard bound of `memhtml hook` from process start (default 2000 per prompt, 3000 at"
+        " session start, 20000 when indexing)"
+    ),
 }
 
 _TYPE = Param("type", "memory type", choices=MEMORY_TYPES, metavar="TYPE")
@@ -714,6 +718,9 @@ COMMANDS = COMMANDS + EXEC_COMMANDS
 from memhtml.cli.commands_embed import EMBED_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + EMBED_COMMANDS
+from memhtml.cli.commands_integrations import INTEGRATION_COMMANDS  # noqa: E402
+
+COMMANDS = COMMANDS + INTEGRATION_COMMANDS
 
 
 def command_by_words(words: tuple[str, ...]) -> Command | None:

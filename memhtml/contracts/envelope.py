@@ -65,6 +65,11 @@ RESPONSE_TYPES: Final[dict[str, str]] = {
     "quickstart.report": "the bundled demo corpus indexed and searched",
     "index.migration": "an embedding-model migration started, resumed, reported or switched",
     "eval.embedders": "two embedders compared: gate, benchmark recall, throughput, latency",
+    "integrations.report": "a coding agent wired (or unwired): each file and entry, per host",
+    "integrations.list": "each coding agent's integration state, per scope",
+    "integrations.doctor": "a coding agent's wiring checked end to end",
+    "integrations.shell": "shell profile lines (and whether they were written)",
+    "hook.output": "a hook's answer in the host's own protocol (printed raw, never enveloped)",
 }
 
 

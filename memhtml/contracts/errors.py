@@ -366,3 +366,37 @@ class EmbedContractError(ModelUnavailableError):
 
     code = "ERR_EMBED_CONTRACT"
     summary = "an embedding endpoint answered with unusable vectors (width, rows, NaN, not JSON)"
+
+
+class UnknownHostError(UsageError):
+    """A coding agent named on the command line is not one `integrations` can wire."""
+
+    code = "ERR_UNKNOWN_HOST"
+    summary = "the host is not one of claude, codex, cursor, opencode"
+
+
+class UnknownHookEventError(UsageError):
+    """`memhtml hook` named an event outside its vocabulary (typed by hand, or a broken config)."""
+
+    code = "ERR_UNKNOWN_HOOK_EVENT"
+    summary = "the hook event is not session-start, user-prompt-submit, pre-compact or session-end"
+
+
+class IntegrationModifiedError(MemhtmlError):
+    """What an integration's receipt owns no longer matches the disk, or something not ours is
+    where ours would go: refused (nothing written) so a person's edit is never overwritten.
+
+    `details` names the host, the path and what differs; `--force` overrides, keeping the
+    prior bytes beside the file as a backup the report names.
+    """
+
+    code = "ERR_INTEGRATION_MODIFIED"
+    summary = "a host config memhtml wrote (or would write) was changed by someone else (--force)"
+
+
+class HostConfigInvalidError(MemhtmlError):
+    """A coding agent's own config file does not parse (JSON, JSONC or TOML): refused and left
+    untouched, because any edit would have to guess at the rest of the file."""
+
+    code = "ERR_HOST_CONFIG_INVALID"
+    summary = "a host's config file does not parse; nothing was written (fix the file it names)"

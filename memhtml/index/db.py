@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from memhtml.contracts.errors import StorageError
 from memhtml.domain.rrf import rrf_contribution_sql
+from memhtml.telemetry import span, traced
 
 BUSY_TIMEOUT_MS: Final = 5000
 # Stamped in both planes' headers (PRAGMA application_id) once their schema is known to be ours.
@@ -149,6 +150,7 @@ def _open(index_path: Path, state_path: Path) -> sqlite3.Connection:
     return conn
 
 
+@traced("memhtml.sqlite.open")
 def connect(index_path: Path, state_path: Path, *, read_only: bool = False) -> sqlite3.Connection:
     """Open index.db with state.db attached as `state`, configured and migrated.
 
@@ -192,16 +194,17 @@ def connect(index_path: Path, state_path: Path, *, read_only: bool = False) -> s
 def _transaction(
     conn: sqlite3.Connection, begin: str, commit: Callable[[], object] | None = None
 ) -> Iterator[sqlite3.Connection]:
-    conn.execute(begin)
-    try:
-        yield conn
-        if commit is None:
-            conn.execute("COMMIT")
-        else:
-            commit()
-    except BaseException:
-        rollback_quietly(conn)  # a failed COMMIT (a full disk) leaves the transaction open
-        raise
+    with span("memhtml.sqlite.transaction", begin=begin):
+        conn.execute(begin)
+        try:
+            yield conn
+            if commit is None:
+                conn.execute("COMMIT")
+            else:
+                commit()
+        except BaseException:
+            rollback_quietly(conn)  # a failed COMMIT (a full disk) leaves the transaction open
+            raise
 
 
 def rollback_quietly(conn: sqlite3.Connection) -> None:

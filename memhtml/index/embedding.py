@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 from memhtml.contracts.errors import EmbedModelMismatchError, MemhtmlError
 from memhtml.index.db import rollback_quietly
 from memhtml.store.faults import sqlite_step
+from memhtml.telemetry import traced
 
 if TYPE_CHECKING:
     from memhtml.embed.base import Embedder
@@ -221,6 +222,7 @@ def coverage(conn: sqlite3.Connection, *, exact: bool = False) -> tuple[int, int
     return int(total - pending), int(total)
 
 
+@traced("memhtml.embed.documents")
 def embed_missing(
     conn: sqlite3.Connection,
     embedder: Embedder,

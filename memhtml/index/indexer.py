@@ -29,6 +29,7 @@ from memhtml.index.db import watermark, write_transaction
 from memhtml.index.parallel import CHUNK, PARALLEL_MIN, ParsePool, project_many
 from memhtml.index.project import Parsed, PathFacts, Projection, path_facts, project_bytes
 from memhtml.store.git import Git, StatusEntry, blob_sha
+from memhtml.telemetry import traced
 
 if TYPE_CHECKING:
     from memhtml.index import bulk
@@ -352,6 +353,7 @@ class Indexer:
         report.touched.extend(paths)
 
     # -- rebuild -------------------------------------------------------------
+    @traced("memhtml.index.rebuild")
     def rebuild(self) -> IndexReport:
         """Empty the plane and project every memory at HEAD plus the working tree's edits."""
         from memhtml.index import bulk  # a rebuild's machinery: a write never loads it
@@ -482,6 +484,7 @@ class Indexer:
         return [pool.submit(task, html[i : i + CHUNK]) for i in range(0, len(html), CHUNK)]
 
     # -- update --------------------------------------------------------------
+    @traced("memhtml.index.update")
     def update(
         self, *, include_worktree: bool = True, dirty: set[str] | None = None
     ) -> IndexReport:

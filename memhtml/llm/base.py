@@ -39,6 +39,7 @@ from memhtml.contracts.errors import (
     LlmContractViolationError,
     ModelUnavailableError,
 )
+from memhtml.telemetry import span
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -285,13 +286,14 @@ class ModelCaller:
                 return BudgetExhausted(attempts=attempts)
             attempts += 1
             try:
-                raw = self.model.generate(
-                    prompt,
-                    system=system,
-                    schema=schema,
-                    tool_name=tool_name,
-                    tool_description=tool_description,
-                )
+                with span("memhtml.llm.generate", label=label, model=self.model_id):
+                    raw = self.model.generate(
+                        prompt,
+                        system=system,
+                        schema=schema,
+                        tool_name=tool_name,
+                        tool_description=tool_description,
+                    )
                 value = validate_answer(schema, raw, model_id=self.model_id)
             except (ModelUnavailableError, LlmContractViolationError) as exc:
                 last = exc

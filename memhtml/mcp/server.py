@@ -145,7 +145,11 @@ class MemhtmlMCP:
         get: Callable[[], Corpus] | None = None,
     ) -> dict[str, Any]:
         """Run one tool and count it; always an envelope."""
-        envelope = call_tool(get or self.corpus, name, arguments)
+        from memhtml.telemetry import span
+
+        with span(f"memhtml-mcp {name}", tool=name) as s:
+            envelope = call_tool(get or self.corpus, name, arguments)
+            s.set(ok=bool(envelope.get("ok")), code=envelope.get("code"))
         with self._counting:
             self.stats["tool_calls"] += 1
             if not envelope.get("ok"):
@@ -341,6 +345,9 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
 
     prefer_single_threaded_blas()
     configure_logging()
+    from memhtml import telemetry
+
+    telemetry.start("memhtml-mcp")
     serve_stdio(args.repo)
     sys.exit(0)
 

@@ -45,6 +45,12 @@ def coverage_floor() -> float:
         return DEFAULT_COVERAGE_FLOOR
 
 
+def hook_time_limit_ms() -> int | None:
+    """$MEMHTML_HOOK_TIME_LIMIT_MS: the hard bound of every hook event (None: the defaults)."""
+    raw = (os.environ.get("MEMHTML_HOOK_TIME_LIMIT_MS") or "").strip()
+    return int(raw) if raw.isdigit() and int(raw) > 0 else None
+
+
 def embedder_name(explicit: str | None = None) -> str:
     """The configured embedder name (explicit, else $MEMHTML_EMBED, else local)."""
     return (explicit or os.environ.get("MEMHTML_EMBED") or "local").strip().lower()

@@ -436,10 +436,10 @@ class Corpus:
     def end_catch_up(self, probe: Any) -> bool | None:
         """Finish a `begin_catch_up`: True or False as `catch_up` answers, or None when the
         tree had drifted and the index was just caught up (the read must run again)."""
-        from memhtml.index.indexer import dirty_of
-
         if isinstance(probe, bool):
             return probe
+        from memhtml.index.indexer import dirty_of
+
         scope, proc = probe
         self._checks["full"] += 1
         entries = self.git.finish_status(proc)

@@ -33,6 +33,7 @@ from memhtml.ops.adjust import (
     query_anchor,
     time_weight_of,
 )
+from memhtml.telemetry import span, traced
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -158,14 +159,25 @@ def vector_job(
 
     def run() -> VectorAnswer:
         try:
-            qvec = embedding.result() if embedding is not None else embedder.embed_query(query)
+            if embedding is not None:
+                qvec = embedding.result()
+            else:
+                with span("memhtml.embed.query", model=embedder.model_id):
+                    qvec = embedder.embed_query(query)
         except MemhtmlError as exc:
             return None, f"{exc.code}: {exc.message}", share, None
         except Exception as exc:  # a model failure narrows retrieval instead of stopping it
             return None, f"ERR_MODEL_UNAVAILABLE: {type(exc).__name__}: {exc}", share, None
-        return best_vectors(matrix, qvec, want, norms=norms, mask=mask), None, share, qvec
+        with span("memhtml.retrieval.vector", rows=matrix.rows):
+            found = best_vectors(matrix, qvec, want, norms=norms, mask=mask)
+        return found, None, share, qvec
 
     return run
+
+
+def _embed_query(embedder: Any, query: str) -> Any:
+    with span("memhtml.embed.query", model=embedder.model_id):
+        return embedder.embed_query(query)
 
 
 class _Beside(Generic[T]):
@@ -238,8 +250,13 @@ def _fuse(
     pool: Callable[[dict[str, Any]], int],
     arm_limit: int = ARM_LIMIT,
     rerank_pool: int | None = None,
+    catch_up: bool = True,
 ) -> _Fusion:
-    """Configuration (call over repo config over defaults), scope, query vector, one statement."""
+    """Configuration (call over repo config over defaults), scope, query vector, one statement.
+
+    `catch_up=False` ranks the index as it is, with no freshness check (a hook that
+    must answer within its bound and never write); the result says `index_fresh: False`.
+    """
     config = repo_retrieval_config(corpus.root)
     w = resolve_weights({**config.get("weights", {}), **(weights or {})})
     k_value = int(k if k is not None else config.get("k", DEFAULT_RRF_K))
@@ -250,11 +267,11 @@ def _fuse(
     # freshness check and both arms.
     embedder = corpus.embedder
     embedding = (
-        _Beside(partial(embedder.embed_query, query), "memhtml-query-embedding")
+        _Beside(partial(_embed_query, embedder, query), "memhtml-query-embedding")
         if embedder is not None and w["vector"] > 0
         else None
     )
-    probe = corpus.begin_catch_up()
+    probe = corpus.begin_catch_up() if catch_up else False
     while True:
         # Ranked while `git status` checks the tree; ranked again in the rare case
         # the tree had drifted and the index was caught up meanwhile.
@@ -265,30 +282,32 @@ def _fuse(
         both = fts_query(query) is not None and w["fts"] > 0 and w["vector"] > 0
         beside = _Beside(job, "memhtml-vector-arm") if both and embedder is not None else None
         try:
-            fts = fts_arm(
-                corpus.conn,
-                query,
-                scope,
-                w,
-                arm_limit,
-                postings=corpus.fts_postings,
-                members=members,
-            )
+            with span("memhtml.retrieval.fts"):
+                fts = fts_arm(
+                    corpus.conn,
+                    query,
+                    scope,
+                    w,
+                    arm_limit,
+                    postings=corpus.fts_postings,
+                    members=members,
+                )
         finally:
             candidates, reason, share, qvec = beside.result() if beside is not None else job()
-        rows, arms = fused_rows(
-            corpus.conn,
-            scope=scope,
-            weights=w,
-            k=k_value,
-            fts=fts,
-            vector=candidates,
-            now=corpus.clock(),
-            pool=pool(config),
-            arm_limit=arm_limit,
-            rerank_pool=_rerank_pool(config, rerank_pool),
-            members=members,
-        )
+        with span("memhtml.retrieval.fused_sql"):  # recency and salience rank inside it
+            rows, arms = fused_rows(
+                corpus.conn,
+                scope=scope,
+                weights=w,
+                k=k_value,
+                fts=fts,
+                vector=candidates,
+                now=corpus.clock(),
+                pool=pool(config),
+                arm_limit=arm_limit,
+                rerank_pool=_rerank_pool(config, rerank_pool),
+                members=members,
+            )
         fresh = corpus.end_catch_up(probe)
         if fresh is not None:
             break
@@ -296,6 +315,7 @@ def _fuse(
     return _Fusion(list(rows), arms, w, k_value, config, reason, share, qvec, fresh)
 
 
+@traced("memhtml.search")
 def search(
     corpus: Corpus,
     query: str,
@@ -309,6 +329,7 @@ def search(
     near_duplicates: bool | None = None,
     rerank_pool: int | None = None,
     time_weight: float | None = None,
+    catch_up: bool = True,
     **filters: Any,
 ) -> SearchResult:
     """Rank memories for `query`: RRF over the four arms in one statement, then MMR.
@@ -342,6 +363,7 @@ def search(
         pool=pool,
         arm_limit=arm_limit,
         rerank_pool=rerank_pool,
+        catch_up=catch_up,
     )
     rows, arms, w, k_value, lam = fusion.rows, fusion.arms, fusion.weights, fusion.k, lam_value
     reason, share, qvec, fresh = (
@@ -452,14 +474,28 @@ def fold_disclosure(
     }
 
 
+@traced("memhtml.recall")
 def recall(
-    corpus: Corpus, query: str, *, budget: int = MEMORY_BODY_BUDGET, **filters: Any
+    corpus: Corpus,
+    query: str,
+    *,
+    budget: int = MEMORY_BODY_BUDGET,
+    catch_up: bool = True,
+    **filters: Any,
 ) -> dict[str, Any]:
     """A disclosure pack: arcs and memories folded separately under their budgets."""
     check_query(query)
     if budget < 0:
         raise InvalidFlagError("budget must be >= 0")
-    fusion = _fuse(corpus, query, weights=None, k=None, filters=filters, pool=lambda _: RECALL_POOL)
+    fusion = _fuse(
+        corpus,
+        query,
+        weights=None,
+        k=None,
+        filters=filters,
+        pool=lambda _: RECALL_POOL,
+        catch_up=catch_up,
+    )
     rows, reason = fusion.rows, fusion.degraded_reason
     paths = [r[0] for r in rows]
     extra: dict[str, tuple[str, int]] = {}

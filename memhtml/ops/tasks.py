@@ -141,6 +141,7 @@ def task_list(
     workspace: str | None = None,
     include_done: bool = False,
     limit: int = 50,
+    catch_up: bool = True,
 ) -> dict[str, Any]:
     """Live tasks ordered by due date (undated last), then path.
 
@@ -154,7 +155,8 @@ def task_list(
         check_status(s)
     bound = check_due(due_before, field="due_before") if due_before else None
     limit = max(1, min(int(limit), MAX_TASK_PAGE))
-    corpus.catch_up()
+    if catch_up:  # a hook lists the index as it is (no freshness check, no write)
+        corpus.catch_up()
     where = ["f.memory_type = 'task'", "f.archived = 0"]
     params: list[Any] = []
     if statuses:

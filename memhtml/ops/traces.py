@@ -60,9 +60,17 @@ def open_traces(corpus: Corpus) -> TraceStore | None:
 
 
 def index_traces(
-    corpus: Corpus, *, root: str | os.PathLike[str] | None = None, progress: bool = True
+    corpus: Corpus,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+    lock_wait: float | None = None,
 ) -> dict[str, Any]:
-    """`trace index`: one pass over the transcripts (memhtml.trace.scan); one pass at a time."""
+    """`trace index`: one pass over the transcripts (memhtml.trace.scan); one pass at a time.
+
+    `lock_wait`: seconds to wait for another pass (default MEMHTML_LOCK_TIMEOUT); a hook
+    waits briefly, since a pass already running is indexing the same transcripts.
+    """
     from memhtml.progress import Progress
     from memhtml.store.lock import RepoLock, lock_timeout
     from memhtml.trace.scan import scan
@@ -79,7 +87,8 @@ def index_traces(
         bar[0].advance()
 
     lock = RepoLock(path.parent / "scan.lock")
-    with lock.hold(timeout=lock_timeout()), TraceStore.open(path) as store:
+    wait = lock_timeout() if lock_wait is None else lock_wait
+    with lock.hold(timeout=wait), TraceStore.open(path) as store:
         try:
             report = scan(store, where, now=corpus.clock(), on_file=on_file if progress else None)
         finally:

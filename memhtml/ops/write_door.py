@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from memhtml.contracts.errors import MemhtmlError
 from memhtml.contracts.logs import get_logger
 from memhtml.ops.outcome import BatchOutcome, commit_message
+from memhtml.telemetry import traced
 
 log = get_logger("memhtml.store")
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from memhtml.store.files import FileChange
 
 
+@traced("memhtml.store.write")
 def run_ops(
     corpus: Corpus,
     ops: Sequence[AnyOp],

@@ -21,6 +21,7 @@ from memhtml.sleep.commits import (
 from memhtml.sleep.phase import PHASE_ORDER, Phase, PhaseOutcome, SleepContext
 from memhtml.sleep.runindex import RunIndex
 from memhtml.store.branch import BlobReader, BranchWriter, CommitTree
+from memhtml.telemetry import span
 
 if TYPE_CHECKING:
     from memhtml.embed.base import Embedder
@@ -366,7 +367,9 @@ class Night:
                 results.append(dict(earlier[name]))
                 continue
             self.ticker.phase(k, len(selected), name)
-            result = self.run_phase(name, results)
+            with span("memhtml.sleep.phase", phase=name) as phase_span:
+                result = self.run_phase(name, results)
+                phase_span.set(status=result.get("status"))
             results.append(result)
             if not self.dry_run:
                 self.record.put_result(result)

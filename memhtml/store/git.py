@@ -20,6 +20,7 @@ from typing import IO, Final, NamedTuple
 from memhtml.contracts.errors import GitError, MemhtmlError, WriteConflictError
 from memhtml.contracts.logs import get_logger
 from memhtml.store import faults, trees
+from memhtml.telemetry import span, traced
 
 log = get_logger("memhtml.store")
 
@@ -237,14 +238,15 @@ class Git:
         if verdict == "before":
             return subprocess.CompletedProcess(["git", *args], 128, b"", faults.GIT_FULL_STDERR)
         try:
-            proc = subprocess.run(
-                ["git", *args],
-                cwd=self.root,
-                input=stdin,
-                capture_output=True,
-                env=self._env(env),
-                check=False,
-            )
+            with span("memhtml.git", git_command=args[0] if args else ""):
+                proc = subprocess.run(
+                    ["git", *args],
+                    cwd=self.root,
+                    input=stdin,
+                    capture_output=True,
+                    env=self._env(env),
+                    check=False,
+                )
         except FileNotFoundError as exc:
             raise GitError("git is not installed or not on PATH") from exc
         if verdict == "after":
@@ -490,6 +492,7 @@ class Git:
             return False
         return True
 
+    @traced("memhtml.git.commit")
     def commit_paths(
         self,
         paths: Sequence[str],

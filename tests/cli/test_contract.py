@@ -112,7 +112,17 @@ SAMPLES: dict[str, list[str]] = {
     "exec": ["exec", "--script", "console.log(1)"],
     "index migrate": ["index", "migrate", "--to", "fake", "--status"],
     "eval compare-embedders": ["eval", "compare-embedders", "fake", "local", "--size", "60"],
+    "integrations install": ["integrations", "install", "claude", "--dry-run"],
+    "integrations uninstall": ["integrations", "uninstall", "codex"],
+    "integrations list": ["integrations", "list"],
+    "integrations doctor": ["integrations", "doctor"],
+    "integrations shell": ["integrations", "shell"],
+    "hook": ["hook", "session-start", "--host", "claude"],
 }
+# Commands that must never touch the real home folder (they edit a coding agent's config).
+HOME_ISOLATED = ("integrations ", "hook")
+# Commands whose stdout is another program's protocol, never an envelope.
+RAW_OUTPUT = {"hook"}
 # Commands whose sample needs something done first (a run to resume, review or merge).
 SETUP: dict[str, list[str]] = {
     "sleep resume": ["sleep", "run", "--date", "2026-02-01"],
@@ -124,9 +134,20 @@ SETUP: dict[str, list[str]] = {
 
 
 @pytest.mark.parametrize("command", [c.name for c in COMMANDS])
-def test_every_command_answers_one_valid_envelope(command: str, seeded: dict[str, str]) -> None:
+def test_every_command_answers_one_valid_envelope(
+    command: str, seeded: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert command in SAMPLES, f"add a sample invocation for `{command}`"
     argv = [a.format(**seeded) for a in SAMPLES[command]]
+    if command.startswith(HOME_ISOLATED):
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+        (tmp_path / "home").mkdir()
+    if command in RAW_OUTPUT:
+        out = io.StringIO()
+        assert run(argv, stdout=out) == 0
+        assert not out.getvalue().startswith('{"ok"'), "a raw protocol, never an envelope"
+        return
     if command in SETUP:
         assert call(*[a.format(**seeded) for a in SETUP[command]])[0] == 0
     if command == "serve mcp":  # a server: give it a closed stdin so it stops at once
