@@ -156,7 +156,7 @@ class RunRecord:
     phases: list[str]
     deep: bool = False
     max_llm_calls: int | None = None
-    status: str = "running"  # running | review | failed | merged
+    status: str = "running"  # running | review | failed | merging | merged
     pid: int | None = None
     started_at: str = ""
     ended_at: str | None = None
@@ -165,6 +165,8 @@ class RunRecord:
     merged_at: str | None = None
     merge_commit: str | None = None
     reconstructed: bool = False
+    error: str | None = None  # what stopped the night outside any phase
+    merge_from: str | None = None  # main's commit a merge in flight started from
 
     @property
     def branch(self) -> str:
