@@ -164,11 +164,7 @@ def _tally(items: Sequence[Mapping[str, Any]]) -> dict[str, int]:
 
 
 def _status(record: runs.RunRecord, tip: str | None, git: Git) -> str:
-    if record.status == "running" and not runs.pid_alive(record.pid):
-        return "interrupted"
-    if tip is None and record.status != "merged":
-        return "discarded"
-    return record.status
+    return runs.shown_status(record, tip)
 
 
 def latest_run(corpus: Corpus) -> str | None:

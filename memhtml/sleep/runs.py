@@ -342,3 +342,13 @@ def pid_alive(pid: int | None) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def shown_status(record: RunRecord, tip: str | None) -> str:
+    """The status a person is shown: a run whose writer is gone is `interrupted` (a night)
+    or `merge-interrupted` (a merge), one whose branch is gone `discarded`."""
+    if record.status in ("running", "merging") and not pid_alive(record.pid):
+        return "interrupted" if record.status == "running" else "merge-interrupted"
+    if tip is None and record.status != "merged":
+        return "discarded"
+    return record.status
