@@ -357,9 +357,11 @@ def recover(corpus: Corpus) -> dict[str, Any]:
     from memhtml.store import recovery
 
     with corpus.lock.hold():
+        # The lock first: settling resets git's index entries, which a stale lock refuses.
+        lock_removed = recovery.clear_stale_git_lock(corpus.root)
         found = recovery.recover(corpus.git, corpus.root)
         report = found.to_data()
-        report["stale_git_lock_removed"] = recovery.clear_stale_git_lock(corpus.root)
+        report["stale_git_lock_removed"] = lock_removed
         if found.settled:
             # The commit landed but its writer died before indexing or embedding it.
             corpus.sync()

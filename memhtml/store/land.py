@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from memhtml.contracts.errors import GitError, WriteConflictError
+from memhtml.contracts.errors import GitError, StorageError, WriteConflictError
 from memhtml.store import recovery
 from memhtml.store.files import FileChange, apply_changes
 from memhtml.store.git import NULL_SHA, Git
@@ -123,7 +123,6 @@ def land(git: Git, root: Path, head: str, target: str, message: str) -> Landed:
     if len(changes) != len(diff):
         raise GitError(f"the commit {target[:12]} names blobs the object store lacks")
     recovery.begin(root, head, changes)
-    touched: list[str] = []
     try:
         touched, undo = apply_changes(root, changes)  # restores itself on failure
         try:
@@ -133,11 +132,18 @@ def land(git: Git, root: Path, head: str, target: str, message: str) -> Landed:
         except BaseException:
             if git.head() == head:  # it did not land: every byte and entry goes back
                 undo.restore(root)
-                git.reset_paths(touched or [c.path for c in diff])
+                git.reset_paths(touched)
             raise
-    except BaseException:
-        if git.head() == head:
-            recovery.end(root)
+    except BaseException as exc:
+        if git.head() != head:
+            raise  # landed: the journal stays for the next writer to settle
+        recovery.end(root)
+        if isinstance(exc, OSError):
+            raise StorageError(
+                f"cannot write the working tree while landing {target[:12]} ({exc});"
+                " main unchanged, every file put back",
+                suggestions=["free the path or the space named, then retry"],
+            ) from exc
         raise
     recovery.end(root)
     return Landed(head=target, previous=head, changed=[c.path for c in diff])
