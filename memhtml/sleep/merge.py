@@ -5,9 +5,15 @@ unchanged) a run that does not exist, a HEAD on another branch, a dirty tree,
 a branch whose changed files no longer parse (a hand edit), a pending ledger
 that is not JSON lines, and a gate regression: the fixture gate (fake mode,
 code regressions) and the corpus gate over the branch (memhtml.sleep.gate).
-Then fast-forward main when it has not moved, else merge with the merge driver
-when the merge is clean (a conflict is aborted and refused), catch main's index
-up, and apply the pending ledger to the state plane, each line once.
+Then build what lands without touching the working tree: the tip when main has
+not moved, else a merge commit from `git merge-tree --write-tree` (the merge
+drivers run; a conflict is refused) whose changed memory files must parse.
+Land it in one step (memhtml.store.land: the write doors' journal, atomic
+files, one compare-and-swap of HEAD's branch), the run record saying
+`merging` meanwhile; catch main's index up, apply the pending ledger to the
+state plane, each line once, and record the run merged. A merge a kill cut
+short is finished or undone by the next sleep command or `doctor --fix`
+(`settle_merges`).
 """
 
 from __future__ import annotations
