@@ -45,18 +45,34 @@ MAX_LISTED = 20
 
 def validate_branch(git: Git, reader: BlobReader, base: str, tip: str) -> list[dict[str, Any]]:
     """Every memory file the branch changed must parse clean: the problems found."""
+    return _parse_problems(reader, tip, [e.path for e in git.diff(base, tip) if e.status != "D"])
+
+
+def validate_merged(
+    git: Git, reader: BlobReader, head: str, tip: str, merged: str
+) -> list[dict[str, Any]]:
+    """The files a merge commit holds as neither side had them (what the merge drivers
+    wrote) must parse clean too; the others were checked on their own side."""
+    from memhtml.store.land import tree_changes
+
+    ours = {c.path for c in tree_changes(git, head, merged) if c.blob is not None}
+    theirs = {c.path for c in tree_changes(git, tip, merged) if c.blob is not None}
+    return _parse_problems(reader, merged, sorted(ours & theirs))
+
+
+def _parse_problems(reader: BlobReader, commit: str, paths: list[str]) -> list[dict[str, Any]]:
     from memhtml.html import parse_memory
     from memhtml.index.indexer import indexable
 
-    entries = [e for e in git.diff(base, tip) if e.status != "D" and indexable(e.path)]
-    blobs = reader.read_many(f"{tip}:{e.path}" for e in entries)
+    wanted = [p for p in paths if indexable(p)]
+    blobs = reader.read_many(f"{commit}:{p}" for p in wanted)
     problems: list[dict[str, Any]] = []
-    for e in entries:
-        got = blobs.get(f"{tip}:{e.path}")
+    for path in wanted:
+        got = blobs.get(f"{commit}:{path}")
         doc = parse_memory(got[1]) if got is not None else None
         if doc is None or not doc.ok:
             violations = [v.message for v in doc.violations[:3]] if doc is not None else ["missing"]
-            problems.append({"path": e.path, "violations": violations})
+            problems.append({"path": path, "violations": violations})
     return problems
 
 
@@ -314,7 +330,7 @@ def merge(
                         gate = run_gates(corpus, record, tip, reader, fixture_gate)
                     landing, mode = result_commit(corpus, record, tip, head)
                     if mode == "merge":  # what the merge drivers made must parse too
-                        problems = validate_branch(git, reader, head, landing)
+                        problems = validate_merged(git, reader, head, tip, landing)
                         if problems:
                             raise _broken(run_id, problems)
                     _land(corpus, record, head, landing, mode)

@@ -5,6 +5,7 @@ the rest."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -244,3 +245,44 @@ def test_a_landing_killed_inside_git_is_settled_lock_and_all(
     del after[written["path"]]
     assert after == before
     _clean(root)
+
+
+def test_a_merged_file_neither_side_held_must_parse(corpus: Any, seeded: dict[str, str]) -> None:
+    from memhtml.sleep.merge import validate_merged
+    from memhtml.store.branch import BlobReader
+
+    _night(corpus, seeded)
+    corpus.link(seeded["a"], "relates_to", seeded["d"])  # both sides edit a's head
+    root = corpus.root
+    head = git(root, "rev-parse", "HEAD")
+    record, tip = runs.find_run(corpus.git, root, DATE)
+    good, _ = result_commit(corpus, record, tip, head)
+    # What a misbehaving merge driver could leave: bytes neither side had, not a memory.
+    index = root.parent / "bad-index"
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    blob = (
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"],
+            cwd=root,
+            input=b"<p>two marks</p>",
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    subprocess.run(["git", "read-tree", good], cwd=root, env=env, check=True)
+    subprocess.run(
+        ["git", "update-index", "--cacheinfo", f"100644,{blob},{seeded['a']}"],
+        cwd=root,
+        env=env,
+        check=True,
+    )
+    tree = subprocess.run(
+        ["git", "write-tree"], cwd=root, env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    bad = git(root, "commit-tree", tree, "-p", head, "-p", tip, "-m", "bad merge")
+    with BlobReader(corpus.git) as reader:
+        assert validate_merged(corpus.git, reader, head, tip, good) == []
+        problems = validate_merged(corpus.git, reader, head, tip, bad)
+    assert [p["path"] for p in problems] == [seeded["a"]]
