@@ -14,14 +14,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memhtml.sleep import runs
-
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from memhtml.ops.corpus import Corpus
+
+
+def _ever_slept(root: Path) -> bool:
+    """True when a run ever kept a record here (`runs.scratch_root`, read without loading
+    the sleep engine: a store that never slept pays nothing for these checks)."""
+    return (root / ".git" / "memhtml-sleep").is_dir()
 
 
 def stuck_runs(corpus: Corpus) -> list[dict[str, Any]]:
     """Every run that needs someone: what is wrong and the commands that settle it."""
+    if not _ever_slept(corpus.root):
+        return []
+    from memhtml.sleep import runs
+
     git = corpus.git
     found: list[dict[str, Any]] = []
     for run_id in runs.run_ids(git, corpus.root):
@@ -80,6 +90,9 @@ def doctor(corpus: Corpus, *, fix: bool = False) -> dict[str, Any]:
 
 def _settle(corpus: Corpus) -> list[dict[str, Any]]:
     """Finish or undo interrupted merges, unless a sleep command is running right now."""
+    if not _ever_slept(corpus.root):
+        return []
+    from memhtml.sleep import runs
     from memhtml.sleep.merge import settle_merges
 
     try:
