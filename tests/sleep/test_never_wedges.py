@@ -31,7 +31,14 @@ def _cli(root: Path, *argv: str) -> tuple[int, dict[str, Any]]:
         [sys.executable, "-m", "memhtml.cli", *argv, "--repo", str(root), "--dense"],
         capture_output=True,
         text=True,
-        env={**os.environ, "MEMHTML_EMBED": "fake", "MEMHTML_LLM": "off"},
+        # One instant for every write, as two writes in one second have: the survivor of a
+        # fold is the older copy, then the first path (so the read one folds, as in the issue).
+        env={
+            **os.environ,
+            "MEMHTML_EMBED": "fake",
+            "MEMHTML_LLM": "off",
+            "MEMHTML_NOW": "2026-03-01T10:00:00Z",
+        },
         check=False,
     )
     assert proc.stdout.strip(), proc.stderr
