@@ -123,6 +123,7 @@ def land(git: Git, root: Path, head: str, target: str, message: str) -> Landed:
     if len(changes) != len(diff):
         raise GitError(f"the commit {target[:12]} names blobs the object store lacks")
     recovery.begin(root, head, changes)
+    entries_back = True
     try:
         touched, undo = apply_changes(root, changes)  # restores itself on failure
         try:
@@ -132,11 +133,11 @@ def land(git: Git, root: Path, head: str, target: str, message: str) -> Landed:
         except BaseException:
             if git.head() == head:  # it did not land: every byte and entry goes back
                 undo.restore(root)
-                git.reset_paths(touched)
+                entries_back = _reset_entries(git, root, touched)
             raise
     except BaseException as exc:
-        if git.head() != head:
-            raise  # landed: the journal stays for the next writer to settle
+        if git.head() != head or not entries_back:
+            raise  # the journal stays: the next writer settles what is left
         recovery.end(root)
         if isinstance(exc, OSError):
             raise StorageError(
@@ -147,6 +148,30 @@ def land(git: Git, root: Path, head: str, target: str, message: str) -> Landed:
         raise
     recovery.end(root)
     return Landed(head=target, previous=head, changed=[c.path for c in diff])
+
+
+def _reset_entries(git: Git, root: Path, paths: Sequence[str]) -> bool:
+    """Put git's index entries of `paths` back to HEAD; False when git would not (the
+    journal then stays for the next writer). An interrupted git child (killed by
+    `subprocess.run` on the way out) may have left its index lock: no git runs in
+    the root now that it was reaped, so the lock is stale and goes first."""
+    if not paths:
+        return True  # (an empty pathspec would reset every entry, the user's staged work too)
+    recovery.clear_stale_git_lock(root)
+    try:
+        listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\x00" for p in paths)
+        git.run(
+            "--literal-pathspecs",
+            "reset",
+            "-q",
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+            "HEAD",
+            stdin=listing,
+        )
+    except GitError:
+        return False
+    return True
 
 
 def _executable_bits(root: Path, diff: Sequence[TreeChange]) -> None:
