@@ -197,8 +197,8 @@ def _stage(git: Git, diff: Sequence[TreeChange]) -> None:
         for c in diff
     )
     if lines:
-        git.run("update-index", "-z", "--index-info", stdin=lines)
-    git.run("update-index", "-q", "--refresh", check=False)
+        _through(git, "update-index", "-z", "--index-info", stdin=lines)
+    _through(git, "update-index", "-q", "--refresh", check=False)
 
 
 def _move_head(git: Git, head: str, target: str, message: str) -> None:
@@ -206,12 +206,54 @@ def _move_head(git: Git, head: str, target: str, message: str) -> None:
     env = git.identity_env()
     subject = message.splitlines()[0] if message else "memhtml: land"
     try:
-        git.run("update-ref", "-m", subject, "HEAD", target, head, env=env)
+        _through(git, "update-ref", "-m", subject, "HEAD", target, head, env=env)
     except GitError as exc:
         raise WriteConflictError(
             "HEAD moved while the merge was landing (another writer committed); main unchanged",
             suggestions=["retry the merge"],
         ) from exc
+
+
+def _through(
+    git: Git,
+    *args: str,
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
+    check: bool = True,
+) -> bytes:
+    """`git ARGS` run to its end even when this process is asked to stop meanwhile.
+
+    `subprocess.run` kills its child when the wait is interrupted (SIGTERM raised as
+    `Terminated`, SIGINT), and a git killed halfway through `update-index` or
+    `update-ref` leaves its lock file, which refuses every later write. Here git
+    finishes what it started and the interrupt is raised afterwards, so the caller
+    rolls back (or, once HEAD moved, leaves the journal) with git's files whole.
+    """
+    import subprocess
+
+    proc = subprocess.Popen(
+        ["git", *args],
+        cwd=git.root,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=git._env(env),
+    )
+    stop: BaseException | None = None
+    feed: bytes | None = stdin or b""
+    while True:
+        try:
+            out, err = proc.communicate(feed)
+            break
+        except BaseException as exc:  # git first; the interrupt once it is done
+            stop = stop or exc
+            feed = None  # communicate resumes the input it already took
+    if stop is not None:
+        raise stop
+    if check and proc.returncode != 0:
+        message = err.decode("utf-8", "replace").strip()
+        raise GitError(f"git {args[0]} failed: {message}", details={"args": list(args)})
+    return out
 
 
 def merge_tree(git: Git, ours: str, theirs: str) -> tuple[str, list[str]]:
