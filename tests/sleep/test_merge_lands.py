@@ -336,3 +336,20 @@ def test_git_steps_of_a_landing_finish_before_an_interrupt_is_raised(repo: Path)
     locks = [p for p in (repo / ".git").rglob("*.lock") if p.name != "memhtml.lock"]
     assert locks == []
     _through(git, "update-ref", "refs/heads/after", head)
+
+
+def test_ref_locks_a_killed_git_left_are_cleared_by_the_next_command(
+    corpus: Any, seeded: dict[str, str]
+) -> None:
+    """A SIGKILL of the process group inside `update-ref` leaves HEAD's or the branch's lock
+    file; on 7a6261e every later write was refused ("HEAD moved while committing") forever."""
+    data = _night(corpus, seeded)
+    root = corpus.root
+    for lock in (root / ".git" / "refs" / "heads" / "main.lock", root / ".git" / "HEAD.lock"):
+        lock.write_text("0" * 40 + "\n")
+    written = corpus.write(title="Next", type="semantic", claim="The next writer came along.")
+    assert git(root, "rev-parse", "HEAD") == written["commit_sha"]
+    (root / ".git" / "refs" / "heads" / "main.lock").write_text("")
+    out = merge(corpus, DATE, fixture_gate=passing_fixture_gate)
+    assert out["mode"] == "merge" and git(root, "rev-parse", "HEAD^2") == data["head_sha"]
+    _clean(root)
