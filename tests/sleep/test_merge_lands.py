@@ -314,6 +314,7 @@ def test_git_steps_of_a_landing_finish_before_an_interrupt_is_raised(repo: Path)
     import gc
 
     gc.collect()  # no finalizer of the fixture's objects runs inside the loop
+    gc.disable()
     previous = signal.signal(signal.SIGALRM, interrupt)
     rng = random.Random(4)
     interrupted = 0
@@ -330,6 +331,7 @@ def test_git_steps_of_a_landing_finish_before_an_interrupt_is_raised(repo: Path)
         armed[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        gc.enable()
     assert interrupted > 0
     # Every git that started finished: no lock left (with subprocess.run, 13 in 183
     # interrupted runs of this loop), so the next ref update goes through.
