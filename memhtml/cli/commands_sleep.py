@@ -126,6 +126,7 @@ SLEEP_COMMANDS: Final[tuple[Command, ...]] = (
             "ERR_DISCRIMINATION_FAILED",
             "ERR_WRITE_CONFLICT",
             "ERR_GIT",
+            "ERR_STORAGE",
         ),
         examples=("memhtml sleep merge 2026-08-02",),
         details=(
@@ -133,9 +134,11 @@ SLEEP_COMMANDS: Final[tuple[Command, ...]] = (
             " changed files no longer parse, and a gate regression (the fixture gate in fake"
             " mode, and the corpus gate: no twin memory, a claim and its negation, number,"
             " qualifier or role flip, may be merged into the other or out-ranked by it on the"
-            " branch). Fast-forwards main, or merges with the merge driver when main moved and"
-            " the merge is clean; then applies the ledger (marks_applied, marks_pending) and"
-            " updates the index."
+            " branch). The result is built before the working tree is touched (the branch tip,"
+            " or a merge commit made with the merge driver when main moved and the merge is"
+            " clean) and lands in one step: a merge stopped midway leaves main unchanged or"
+            " merged, and the next command or `doctor --fix` settles it. Then applies the"
+            " ledger (marks_applied, marks_pending) and updates the index."
         ),
     ),
     Command(

@@ -188,9 +188,9 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "doctor",
-        "Validate memory files (given paths), or report corpus health (no paths);"
-        " --fix repairs dangling links, moved usage rows and what a killed command left,"
-        " in one commit.",
+        "Validate memory files (given paths), or report corpus health (no paths; a stuck"
+        " sleep run makes it unhealthy); --fix repairs dangling links, moved usage rows and"
+        " what a killed command left (an interrupted sleep merge included), in one commit.",
         "doctor.report",
         f"{H}.meta:doctor",
         params=(
@@ -198,7 +198,8 @@ COMMANDS: tuple[Command, ...] = (
             Param(
                 "fix",
                 "repair: settle an interrupted batch, remove stale locks and temp files,"
-                " rewrite dangling links along resolve chains, move orphaned usage rows",
+                " rewrite dangling links along resolve chains, move orphaned usage rows,"
+                " finish or undo an interrupted sleep merge",
                 type="bool",
                 default=False,
             ),

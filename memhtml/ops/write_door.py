@@ -471,9 +471,11 @@ def recover(corpus: Corpus) -> dict[str, Any]:
     from memhtml.store import recovery
 
     with corpus.lock.hold():
+        # The lock first: settling resets git's index entries, which a stale lock refuses.
+        lock_removed = recovery.clear_stale_git_lock(corpus.root)
         found = recovery.recover(corpus.git, corpus.root, keep_journal=True)
         report = found.to_data()
-        report["stale_git_lock_removed"] = recovery.clear_stale_git_lock(corpus.root)
+        report["stale_git_lock_removed"] = lock_removed
         if found.settled:
             # The commit landed but its writer died (or the disk filled) before indexing
             # or embedding it. The journal goes only once both are done.

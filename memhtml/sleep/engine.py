@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import GitError, InvalidFlagError
 from memhtml.sleep import runs
+from memhtml.sleep.merge import settle_merges
 from memhtml.sleep.night import Night, Registry
 from memhtml.sleep.phase import PHASE_ORDER, Phase
 from memhtml.sleep.phases import load
@@ -171,6 +172,7 @@ def run(
         )
     with runs.sleep_lock(corpus.root):
         git = corpus.git
+        settle_merges(corpus)  # a merge a kill cut short is finished or undone first
         with corpus.lock.hold():
             prepared = _prepare_under_lock(corpus)
             target = current_branch(git)
@@ -241,11 +243,26 @@ def _walk(
     try:
         night.open_tip(tip)
         if earlier is not None:
-            assert night.tree is not None
-            index.catch_up_to(tip, night.tree)
+            night.follow_tip()  # a resume: from the commit the index holds, else a fresh copy
         return night.execute(todo, earlier or {})
+    except Exception as exc:
+        if record.status != "dry-run":
+            _abandon(corpus, record, exc)
+        raise
     finally:
         night.close()
+
+
+def _abandon(corpus: Corpus, record: runs.RunRecord, exc: Exception) -> None:
+    """A fault outside any phase stopped the night: the record says so, and why (a SIGTERM
+    or SIGINT leaves it running, so status reads it as interrupted)."""
+    from memhtml.contracts.errors import MemhtmlError
+
+    record.status = "failed"
+    record.error = f"{type(exc).__name__}: {exc.message if isinstance(exc, MemhtmlError) else exc}"
+    record.ended_at = corpus.clock()
+    record.pid = None
+    runs.save_record(corpus.root, record)
 
 
 def _finish(
@@ -256,6 +273,7 @@ def _finish(
     llm: ModelCaller | None,
 ) -> dict[str, Any]:
     record.status = "failed" if any(r["status"] == "failed" for r in results) else "review"
+    record.error = None
     record.ended_at = corpus.clock()
     record.pid = None
     runs.save_record(corpus.root, record)
@@ -329,6 +347,7 @@ def resume(
     show = sys.stderr.isatty() if progress is None else progress
     with runs.sleep_lock(corpus.root):
         git = corpus.git
+        settle_merges(corpus)
         record, tip = runs.find_run(git, corpus.root, run_id)
         caller = bind_llm(llm, record.max_llm_calls)
         if record.status == "merged":
@@ -340,12 +359,7 @@ def resume(
         folder = runs.scratch_dir(corpus.root, run_id)
         with corpus.lock.hold():
             prepared = _prepare_under_lock(corpus)
-            index = RunIndex.reopen(corpus, folder)
-            held = index.watermark() if index is not None else None
-            if index is None or held is None or git.resolve_commit(held) is None:
-                if index is not None:
-                    index.close()
-                index = RunIndex.copy_main(corpus, folder)
+            index = RunIndex.open_or_copy(corpus, folder)
         record.pid = os.getpid()
         record.status = "running"
         record.head = tip

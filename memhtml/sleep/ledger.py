@@ -24,6 +24,12 @@ Kinds applied here:
   joins the index.
 * `consolidation-watermark` `{name, value}`: where an incremental consolidation
   got to, in `state.sleep_watermarks`.
+* `usage-move` `{src, dst}`: a memory the run moved (archived, folded, re-filed);
+  its usage rows in `state.access` follow it to `dst` (the engine writes one for
+  every move a commit makes, whatever the phase). Main's index catching up with
+  the merge moves them too where git sees the rename; the mark makes it so where
+  git does not (a rewrite too large for rename detection, or past its limit),
+  and a row already moved is left as it is.
 """
 
 from __future__ import annotations
@@ -196,12 +202,36 @@ def _watermark(conn: sqlite3.Connection, mark: Mapping[str, Any], at: str, run_i
     )
 
 
+def _usage_move(conn: sqlite3.Connection, mark: Mapping[str, Any], _at: str, _run: str) -> None:
+    from memhtml.index.writer import move_access
+
+    src, dst = _text(mark, "src"), _text(mark, "dst")
+    if src == dst:
+        raise ValueError(f"usage-move {src} -> {dst} moves nothing")
+    move_access(conn, src, dst)
+
+
+def usage_moves(changes: Iterable[Any]) -> list[dict[str, Any]]:
+    """One `usage-move` mark per memory a change set moves (`FileChange.moved_from`)."""
+    from memhtml.index.indexer import indexable
+
+    return [
+        {"kind": "usage-move", "src": c.moved_from, "dst": c.path}
+        for c in changes
+        if c.moved_from is not None
+        and c.content is not None
+        and c.moved_from != c.path
+        and indexable(c.moved_from)
+    ]
+
+
 HANDLERS: Final[dict[str, Handler]] = {
     "entity-corroboration": _entity_corroboration,
     "entity-promotion": _entity_promotion,
     "edge-promotion": _edge_promotion,
     "edge-detection": _edge_detection,
     "consolidation-watermark": _watermark,
+    "usage-move": _usage_move,
 }
 
 

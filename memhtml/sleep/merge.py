@@ -5,13 +5,20 @@ unchanged) a run that does not exist, a HEAD on another branch, a dirty tree,
 a branch whose changed files no longer parse (a hand edit), a pending ledger
 that is not JSON lines, and a gate regression: the fixture gate (fake mode,
 code regressions) and the corpus gate over the branch (memhtml.sleep.gate).
-Then fast-forward main when it has not moved, else merge with the merge driver
-when the merge is clean (a conflict is aborted and refused), catch main's index
-up, and apply the pending ledger to the state plane, each line once.
+Then build what lands without touching the working tree: the tip when main has
+not moved, else a merge commit from `git merge-tree --write-tree` (the merge
+drivers run; a conflict is refused) whose changed memory files must parse.
+Land it in one step (memhtml.store.land: the write doors' journal, atomic
+files, one compare-and-swap of HEAD's branch), the run record saying
+`merging` meanwhile; catch main's index up, apply the pending ledger to the
+state plane, each line once, and record the run merged. A merge a kill cut
+short is finished or undone by the next sleep command or `doctor --fix`
+(`settle_merges`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -38,18 +45,34 @@ MAX_LISTED = 20
 
 def validate_branch(git: Git, reader: BlobReader, base: str, tip: str) -> list[dict[str, Any]]:
     """Every memory file the branch changed must parse clean: the problems found."""
+    return _parse_problems(reader, tip, [e.path for e in git.diff(base, tip) if e.status != "D"])
+
+
+def validate_merged(
+    git: Git, reader: BlobReader, head: str, tip: str, merged: str
+) -> list[dict[str, Any]]:
+    """The files a merge commit holds as neither side had them (what the merge drivers
+    wrote) must parse clean too; the others were checked on their own side."""
+    from memhtml.store.land import tree_changes
+
+    ours = {c.path for c in tree_changes(git, head, merged) if c.blob is not None}
+    theirs = {c.path for c in tree_changes(git, tip, merged) if c.blob is not None}
+    return _parse_problems(reader, merged, sorted(ours & theirs))
+
+
+def _parse_problems(reader: BlobReader, commit: str, paths: list[str]) -> list[dict[str, Any]]:
     from memhtml.html import parse_memory
     from memhtml.index.indexer import indexable
 
-    entries = [e for e in git.diff(base, tip) if e.status != "D" and indexable(e.path)]
-    blobs = reader.read_many(f"{tip}:{e.path}" for e in entries)
+    wanted = [p for p in paths if indexable(p)]
+    blobs = reader.read_many(f"{commit}:{p}" for p in wanted)
     problems: list[dict[str, Any]] = []
-    for e in entries:
-        got = blobs.get(f"{tip}:{e.path}")
+    for path in wanted:
+        got = blobs.get(f"{commit}:{path}")
         doc = parse_memory(got[1]) if got is not None else None
         if doc is None or not doc.ok:
             violations = [v.message for v in doc.violations[:3]] if doc is not None else ["missing"]
-            problems.append({"path": e.path, "violations": violations})
+            problems.append({"path": path, "violations": violations})
     return problems
 
 
@@ -64,13 +87,8 @@ def branch_index(corpus: Corpus, run_id: str, tip: str, reader: BlobReader) -> R
     from memhtml.sleep.runindex import RunIndex
 
     folder = runs.scratch_dir(corpus.root, run_id)
-    index = RunIndex.reopen(corpus, folder)
-    held = index.watermark() if index is not None else None
-    if index is None or held is None or corpus.git.resolve_commit(held) is None:
-        if index is not None:
-            index.close()
-        corpus.sync(worktree=False)
-        index = RunIndex.copy_main(corpus, folder)
+    corpus.sync(worktree=False)  # a copy, when one is needed, starts from main caught up
+    index = RunIndex.open_or_copy(corpus, folder)
     index.catch_up_to(tip, CommitTree.load(corpus.git, tip, reader))
     embedder = corpus.embedder
     if embedder is not None:
@@ -145,22 +163,18 @@ def _fixture_summary(report: GateReport) -> dict[str, Any]:
     return {k: full.get(k) for k in keys}
 
 
-def _git_merge(corpus: Corpus, record: runs.RunRecord, tip: str, head: str) -> str:
-    """Move main to include the branch: fast-forward, else a clean merge; the mode used."""
+def result_commit(corpus: Corpus, record: runs.RunRecord, tip: str, head: str) -> tuple[str, str]:
+    """The commit main will move to and how: the tip itself when main has not moved
+    (`fast-forward`), else a merge commit built with plumbing (`merge`) -- the merge
+    drivers run, nothing of the working tree or git's index is read or written. A
+    conflict is WriteConflictError with the paths, main unchanged."""
+    from memhtml.store.land import commit_tree, merge_tree
+
     git = corpus.git
-    env = git.identity_env()
-    ref = runs.ref_of(record.run_id)
     if git.is_ancestor(head, tip):
-        git.run("merge", "--ff-only", "--quiet", ref, env=env)
-        return "fast-forward"
-    message = f"memhtml(sleep): merge run {record.run_id}\n\n{runs.RUN_TRAILER}: {record.run_id}\n"
-    try:
-        git.run("merge", "--no-ff", "--no-edit", "--quiet", "-m", message, ref, env=env)
-    except GitError as exc:
-        conflicted = git.text("diff", "--name-only", "--diff-filter=U", check=False).splitlines()
-        git.run("merge", "--abort", check=False)
-        if git.head() != head:  # never leave main anywhere but where it was
-            git.run("reset", "--hard", "--quiet", head, check=False)
+        return tip, "fast-forward"
+    tree, conflicted = merge_tree(git, head, tip)
+    if conflicted:
         raise WriteConflictError(
             f"main moved since the run and merging sleep/{record.run_id} conflicts"
             f" ({len(conflicted)} file(s)); main unchanged",
@@ -168,9 +182,101 @@ def _git_merge(corpus: Corpus, record: runs.RunRecord, tip: str, head: str) -> s
                 f"memhtml sleep review {record.run_id}",
                 "discard the run and sleep again on the new main",
             ],
-            details={"conflicts": conflicted[:MAX_LISTED], "git": exc.message},
-        ) from exc
-    return "merge"
+            details={"conflicts": conflicted[:MAX_LISTED]},
+        )
+    message = f"memhtml(sleep): merge run {record.run_id}\n\n{runs.RUN_TRAILER}: {record.run_id}\n"
+    return commit_tree(git, tree, [head, tip], message), "merge"
+
+
+def _land(corpus: Corpus, record: runs.RunRecord, head: str, target: str, mode: str) -> None:
+    """Move main to `target` in one step (memhtml.store.land), the run record saying
+    `merging` meanwhile so whoever comes next can finish or undo what a kill cut short."""
+    import os
+
+    from memhtml.store.land import land
+
+    prior = record.status
+    record.status, record.merge_commit, record.merge_from = "merging", target, head
+    record.pid = os.getpid()
+    runs.save_record(corpus.root, record)
+    subject = (
+        f"memhtml(sleep): fast-forward to run {record.run_id}"
+        if mode == "fast-forward"
+        else f"memhtml(sleep): merge run {record.run_id}"
+    )
+    try:
+        land(corpus.git, corpus.root, head, target, subject)
+    except BaseException:
+        if corpus.git.head() == head:  # it did not land: the run waits for review as before
+            record.status, record.merge_commit, record.merge_from = prior, None, None
+            record.pid = None
+            runs.save_record(corpus.root, record)
+        raise
+
+
+def _finish(corpus: Corpus, record: runs.RunRecord, ledger_at: str) -> tuple[Any, Any, str]:
+    """After main moved: main's index catches up, the ledger (as committed at `ledger_at`)
+    is applied, the record says merged; (index report, ledger report, HEAD)."""
+    git = corpus.git
+    new_head = git.head()
+    assert new_head is not None
+    index = corpus.sync(worktree=False)
+    applied = ledger.apply_marks(
+        corpus.conn,
+        record.run_id,
+        _read_ledger(git, ledger_at, record.run_id),
+        record.at,
+        corpus.clock(),
+    )
+    record.status = "merged"
+    record.merged_at = corpus.clock()
+    record.merge_commit = new_head
+    record.merge_from = None
+    record.pid = None
+    runs.save_record(corpus.root, record)
+    runs.drop_run_index(corpus.root, record.run_id)
+    return index, applied, new_head
+
+
+def settle_merges(corpus: Corpus) -> list[dict[str, Any]]:
+    """Finish or undo merges a kill cut short (the caller holds the sleep lock).
+
+    A run whose record says `merging` and whose process is gone: when its merge commit
+    is in main's history the merge landed, and what came after it (main's index, the
+    ledger, the record) is done now; otherwise main never moved and the run goes back
+    to waiting for review. The working tree was settled by the batch journal first.
+    """
+    git = corpus.git
+    settled: list[dict[str, Any]] = []
+    for run_id in runs.run_ids(git, corpus.root):
+        record = runs.load_record(corpus.root, run_id)
+        if record is None or record.status != "merging":
+            continue
+        if record.pid not in (None, os.getpid()) and runs.pid_alive(record.pid):
+            continue
+        with corpus.lock.hold():
+            corpus.recover()
+            head = git.head()
+            landed = (
+                record.merge_commit is not None
+                and head is not None
+                and git.resolve_commit(record.merge_commit) is not None
+                and git.is_ancestor(record.merge_commit, head)
+            )
+            if landed:
+                assert record.merge_commit is not None
+                _, applied, _ = _finish(corpus, record, record.merge_commit)
+                settled.append(
+                    {"run_id": run_id, "outcome": "finished", "marks_applied": applied.applied}
+                )
+            else:
+                failed = any(r.get("status") == "failed" for r in record.results)
+                record.status = "failed" if failed else "review"
+                record.merge_commit = record.merge_from = None
+                record.pid = None
+                runs.save_record(corpus.root, record)
+                settled.append({"run_id": run_id, "outcome": "undone", "marks_applied": 0})
+    return settled
 
 
 def merge(
@@ -180,9 +286,11 @@ def merge(
     skip_gate: bool = False,
     fixture_gate: FixtureGate | None = None,
 ) -> dict[str, Any]:
-    """Gate, move main, apply the ledger, update the index: the `sleep.merge` payload."""
+    """Gate, move main in one step, apply the ledger, update the index: the `sleep.merge`
+    payload."""
     git = corpus.git
     with runs.sleep_lock(corpus.root):
+        settle_merges(corpus)
         record, tip = runs.find_run(git, corpus.root, run_id)
         with corpus.lock.hold():
             corpus.recover()
@@ -216,27 +324,17 @@ def merge(
                         )
                     problems = validate_branch(git, reader, record.base, tip)
                     if problems:
-                        raise InvalidMemoryError(
-                            f"sleep/{run_id} holds {len(problems)} file(s) that break the format"
-                            f" (edited by hand?): {problems[0]['path']}: "
-                            f"{'; '.join(problems[0]['violations'])}; main unchanged",
-                            suggestions=[f"memhtml doctor <file> on a checkout of sleep/{run_id}"],
-                            details={"problems": problems[:MAX_LISTED]},
-                        )
+                        raise _broken(run_id, problems)
                     _read_ledger(git, tip, run_id)  # a torn ledger is refused before main moves
                     if not skip_gate:
                         gate = run_gates(corpus, record, tip, reader, fixture_gate)
-                    mode = _git_merge(corpus, record, tip, head)
-            new_head = git.head()
-            index = corpus.sync(worktree=False)
-            applied = ledger.apply_marks(
-                corpus.conn, run_id, _read_ledger(git, tip, run_id), record.at, corpus.clock()
-            )
-            record.status = "merged"
-            record.merged_at = corpus.clock()
-            record.merge_commit = new_head
-            runs.save_record(corpus.root, record)
-            runs.drop_run_index(corpus.root, run_id)
+                    landing, mode = result_commit(corpus, record, tip, head)
+                    if mode == "merge":  # what the merge drivers made must parse too
+                        problems = validate_merged(git, reader, head, tip, landing)
+                        if problems:
+                            raise _broken(run_id, problems)
+                    _land(corpus, record, head, landing, mode)
+            index, applied, new_head = _finish(corpus, record, tip)
     return {
         "run_id": run_id,
         "branch": record.branch,
@@ -251,6 +349,16 @@ def merge(
         "ledger": applied.to_data(),
         "index": index.to_data() if index is not None else None,
     }
+
+
+def _broken(run_id: str, problems: list[dict[str, Any]]) -> InvalidMemoryError:
+    return InvalidMemoryError(
+        f"sleep/{run_id} holds {len(problems)} file(s) that break the format"
+        f" (edited by hand?): {problems[0]['path']}: "
+        f"{'; '.join(problems[0]['violations'])}; main unchanged",
+        suggestions=[f"memhtml doctor <file> on a checkout of sleep/{run_id}"],
+        details={"problems": problems[:MAX_LISTED]},
+    )
 
 
 def _read_ledger(git: Git, tip: str, run_id: str) -> list[dict[str, Any]]:

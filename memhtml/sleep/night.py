@@ -93,6 +93,9 @@ class Night:
         self.prepared: dict[str, int] = {}
         self.embedder: Embedder | None = None
         self.commit_ms = 0.0
+        # Why the run index cannot follow the branch (None: it does). The phases left are
+        # then recorded failed without running; the report still lands.
+        self.index_lost: str | None = None
 
     # -- setup -----------------------------------------------------------------
     def open_tip(self, tip: str) -> None:
@@ -187,6 +190,12 @@ class Night:
             )
         elif phase.needs_model and self.budget is not None and self.budget <= 0:
             outcome = PhaseOutcome(status="skipped", detail="the run's model-call budget is spent")
+        elif self.index_lost is not None and name != "report":
+            outcome = PhaseOutcome(
+                status="failed",
+                detail=f"not run: the run index cannot follow the branch ({self.index_lost});"
+                f" `memhtml sleep resume {self.record.run_id}` copies it again",
+            )
         else:
             ctx = self.context(name, results)
             before = self.tip
@@ -302,6 +311,7 @@ class Night:
     ) -> str | None:
         assert self.index is not None and self.tree is not None
         view = ctx.view
+        marks.extend(ledger.usage_moves(view.changes()))
         if marks:
             path = runs.ledger_path(self.record.run_id)
             held = view.read(path) if view.exists(path) else b""
@@ -334,26 +344,62 @@ class Night:
         tree = self.tree.advance(sha, self.writer.written)
         self.tip, self.tree = sha, tree
         self.record.head = sha
-        self.index.apply(parent, sha, changes, tree, docs)
-        self.index.embed(self.embedder, [c.path for c in changes if c.content], self.record.at)
+        if self.index_lost is None:
+            self.index.apply(parent, sha, changes, tree, docs)
+            self.index.embed(self.embedder, [c.path for c in changes if c.content], self.record.at)
         return sha
 
     def resync(self) -> None:
-        """After a failure: the tip is whatever the branch holds; the run index follows it."""
+        """After a failure: the tip is whatever the branch holds; the run index follows it
+        (never raises: an index that cannot follow is copied again, else given up)."""
         if self.index is None or self.tree is None:
             return
-        if self.index.conn.in_transaction:  # a phase that raised inside its own transaction
-            self.index.conn.execute("ROLLBACK")
+        try:
+            if self.index.conn.in_transaction:  # a phase that raised inside its own transaction
+                self.index.conn.execute("ROLLBACK")
+        except Exception:  # the index is copied again below if it is unusable
+            log.debug("sleep: rolling back the run index failed", exc_info=True)
         if self.dry_run:
             return
         tip = runs.ref_sha(self.corpus.git, runs.ref_of(self.record.run_id)) or self.tip
         if tip != self.tree.commit:
             self.open_tip(tip)
-        assert self.tree is not None
-        if self.index.watermark() != tip:
-            self.index.catch_up_to(tip, self.tree)
         self.record.head = tip
         self.writer.reset()
+        self.follow_tip()
+
+    def follow_tip(self) -> None:
+        """Bring the run index to the tip: caught up from the commit it holds, else a fresh
+        copy of main's caught up from there; when neither works the night goes on without
+        it (`index_lost`), so a fault here fails the phases left instead of wedging the run."""
+        if self.index_lost is not None:
+            return
+        assert self.index is not None and self.tree is not None
+        try:
+            if self.index.watermark() != self.tree.commit:
+                self.index.catch_up_to(self.tree.commit, self.tree)
+            return
+        except Exception as exc:  # a fresh copy is the remedy for any fault
+            log.warning("sleep: the run index cannot follow the branch (%s); copying it again", exc)
+        try:
+            self.recopy_index()
+        except Exception as exc:  # recorded: the phases left fail saying why
+            log.warning("sleep: a fresh run index cannot follow the branch either: %s", exc)
+            log.debug("sleep: run index traceback", exc_info=True)
+            detail = exc.message if isinstance(exc, MemhtmlError) else str(exc)
+            self.index_lost = f"{type(exc).__name__}: {detail}"
+
+    def recopy_index(self) -> None:
+        """Replace the run index with a fresh copy of main's, caught up to the tip."""
+        assert self.index is not None and self.tree is not None
+        folder = self.index.folder
+        self.index.close()  # kept (closed) if the copy fails: the report needs no index
+        with self.corpus.lock.hold():
+            self.corpus.sync(worktree=False)
+            self.index = RunIndex.copy_main(self.corpus, folder)
+        self.open_tip(self.tree.commit)  # the embedder check reads the new index
+        assert self.tree is not None
+        self.index.catch_up_to(self.tree.commit, self.tree)
 
     # -- the loop -------------------------------------------------------------------
     def execute(

@@ -94,7 +94,7 @@ class SleepContext:
     at: str  # the instant every stamp of the run uses (midnight UTC of `date`)
     deep: bool
     dry_run: bool
-    conn: sqlite3.Connection  # the run index; the state plane attached as `state`, read-only
+    conn: sqlite3.Connection  # the run index; the run's copy of the state plane as `state`
     view: TreeView  # the branch tip plus this phase's staged changes
     planner: Planner  # the write doors' rules (archive, link, relink) bound to `view`
     embedder: Embedder | None = None

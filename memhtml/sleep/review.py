@@ -91,10 +91,12 @@ def review(corpus: Corpus, run_id: str | None = None) -> dict[str, Any]:
         phase_touched[result["phase"]] = {t["path"]: t for t in result.get("touched") or []}
     per_commit: list[dict[str, Any]] = []
     files: dict[str, dict[str, Any]] = {}
+    ledger_file = runs.ledger_path(run_id)  # the run's bookkeeping, not a file it curated
     with BlobReader(git) as reader:
         for entry, phase in commits:
             parent = entry.parents[0] if entry.parents else record.base
-            items = classify(git, reader, parent, entry.sha, git.diff(parent, entry.sha))
+            diff = [d for d in git.diff(parent, entry.sha) if d.path != ledger_file]
+            items = classify(git, reader, parent, entry.sha, diff)
             own = phase_touched.get(phase or "", {})
             for item in items:
                 told = own.get(item["path"])
@@ -162,11 +164,7 @@ def _tally(items: Sequence[Mapping[str, Any]]) -> dict[str, int]:
 
 
 def _status(record: runs.RunRecord, tip: str | None, git: Git) -> str:
-    if record.status == "running" and not runs.pid_alive(record.pid):
-        return "interrupted"
-    if tip is None and record.status != "merged":
-        return "discarded"
-    return record.status
+    return runs.shown_status(record, tip)
 
 
 def latest_run(corpus: Corpus) -> str | None:

@@ -1,20 +1,25 @@
 """The run index: a private projection of the branch tip, kept current after every phase commit.
 
-At the start of a run the main index (caught up under the repository lock) is
-copied with SQLite's backup API into the run's scratch folder under `.git`.
-The state plane is attached read-only: nothing of a run reaches state.db
-before a merge. After each phase commit exactly the committed paths are
-reprojected (`Indexer.apply_commit`), so a later phase reads what earlier
-phases did. `update()` and `rebuild()` are never called on it: they diff
-against the working tree's HEAD, which is main, not the branch.
+At the start of a run the main index (caught up under the repository lock) and
+the state plane are copied with SQLite's backup API into the run's scratch
+folder under `.git`, each into a temporary name renamed into place once whole,
+so a kill mid-copy leaves no half copy that a resume could take for the run's
+index. The run attaches its own copy of the state plane as `state`: usage rows
+follow the memories the run moves there (the indexer moves them on every
+rename), and nothing of a run reaches main's state.db before a merge, which
+applies the same moves from the pending ledger. After each phase commit exactly
+the committed paths are reprojected (`Indexer.apply_commit`), so a later phase
+reads what earlier phases did. `update()` and `rebuild()` are never called on
+it: they diff against the working tree's HEAD, which is main, not the branch.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
 from memhtml.contracts.errors import StorageError
@@ -31,6 +36,9 @@ if TYPE_CHECKING:
     from memhtml.store.branch import CommitTree
     from memhtml.store.git import Git
 
+INDEX_COPY: Final = "index.db"
+STATE_COPY: Final = "state.db"
+
 
 def _cosine_distance_blobs(a: bytes | None, b: bytes | None) -> float | None:
     from memhtml.domain.vectors import cosine_distance_blobs
@@ -43,11 +51,17 @@ def _uri(path: Path, read_only: bool) -> str:
 
 
 def open_index(
-    index_path: Path, state_path: Path, *, read_only: bool = False
+    index_path: Path,
+    state_path: Path,
+    *,
+    read_only: bool = False,
+    state_read_only: bool = True,
 ) -> sqlite3.Connection:
-    """A connection to an index file with the state plane attached read-only as `state`.
+    """A connection to an index file with a state plane attached as `state`.
 
-    `read_only` opens the index itself read-only too (`sleep plan` over main's index).
+    `read_only` opens the index itself read-only too (`sleep plan` over main's
+    index); `state_read_only` False attaches the state plane writable (a run's
+    own copy, never main's).
     """
     try:
         conn = sqlite3.connect(
@@ -61,13 +75,60 @@ def open_index(
         conn.execute("PRAGMA foreign_keys = ON")
         if not read_only:
             conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = OFF")  # scratch: a killed run rebuilds it
-        conn.execute("ATTACH DATABASE ? AS state", (_uri(state_path, True),))
+            conn.execute("PRAGMA synchronous = OFF")  # scratch: a killed run copies it again
+        conn.execute("ATTACH DATABASE ? AS state", (_uri(state_path, state_read_only),))
+        if not state_read_only:
+            conn.execute("PRAGMA state.journal_mode = WAL")
+            conn.execute("PRAGMA state.synchronous = OFF")
         conn.create_function("vector_distance_cos", 2, _cosine_distance_blobs, deterministic=True)
         conn.create_function("memhtml_rrf", 3, rrf_contribution_sql, deterministic=True)
     except sqlite3.Error as exc:
         raise StorageError(f"cannot open the run index at {index_path}: {exc}") from exc
     return conn
+
+
+def _remove_database(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+
+def _backup(source: sqlite3.Connection, schema: str, target: Path) -> None:
+    """Copy one schema of `source` whole into `target`, through a temporary name.
+
+    The copy is renamed into place only once SQLite finished it: a kill during
+    the copy leaves the temporary file (removed by the next copy), never a
+    partial `target`.
+    """
+    temp = target.with_name(target.name + ".copying")
+    _remove_database(temp)
+    dest = sqlite3.connect(str(temp), isolation_level=None)
+    try:
+        source.backup(dest, name=schema)
+        dest.execute("PRAGMA journal_mode = DELETE")  # one file to rename, no -wal beside it
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot copy the {schema} plane into {target}: {exc}") from exc
+    finally:
+        dest.close()
+    _remove_database(target)
+    os.replace(temp, target)
+
+
+def _usable(conn: sqlite3.Connection) -> bool:
+    """True when a reopened run index is a whole copy: intact, with a watermark, and its
+    state plane holds the usage table (what a kill mid-copy could not leave)."""
+    try:
+        if conn.execute("PRAGMA main.quick_check").fetchone()[0] != "ok":
+            return False
+        if conn.execute("PRAGMA state.quick_check").fetchone()[0] != "ok":
+            return False
+        has = conn.execute(
+            "SELECT (SELECT count(*) FROM main.sqlite_master WHERE type = 'table'"
+            " AND name IN ('index_state', 'files')),"
+            " (SELECT count(*) FROM state.sqlite_master WHERE type = 'table' AND name = 'access')"
+        ).fetchone()
+        return tuple(has) == (2, 1) and watermark(conn) is not None
+    except sqlite3.Error:
+        return False
 
 
 class _BranchIndexer(Indexer):
@@ -97,44 +158,52 @@ class RunIndex:
         """The index file."""
         return self.folder / "index.db"
 
-    @staticmethod
-    def state_path(corpus: Corpus) -> Path:
-        """The main state plane (attached read-only)."""
-        return corpus.root / ".memhtml" / "state.db"
+    @property
+    def state_path(self) -> Path:
+        """The run's own copy of the state plane."""
+        return self.folder / STATE_COPY
 
     @classmethod
     def copy_main(cls, corpus: Corpus, folder: Path) -> RunIndex:
-        """Copy main's index (the caller holds the repository lock and caught it up)."""
+        """Copy main's index and state plane (the caller holds the repository lock and
+        caught the index up)."""
         folder.mkdir(parents=True, exist_ok=True)
-        target = folder / "index.db"
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            target.with_name(target.name + suffix).unlink(missing_ok=True)
-        dest = sqlite3.connect(str(target), isolation_level=None)
-        try:
-            corpus.conn.backup(dest, name="main")
-        except sqlite3.Error as exc:
-            raise StorageError(f"cannot copy the index into {target}: {exc}") from exc
-        finally:
-            dest.close()
-        conn = open_index(target, cls.state_path(corpus))
+        target = folder / INDEX_COPY
+        _remove_database(target)  # gone first: a kill below leaves no index to reopen
+        _backup(corpus.conn, "state", folder / STATE_COPY)
+        _backup(corpus.conn, "main", target)
+        conn = open_index(target, folder / STATE_COPY, state_read_only=False)
         # The copy is the tree at main's HEAD: nothing of the working tree belongs in it.
         conn.execute("DELETE FROM worktree_overlay")
         return cls(corpus, folder, conn)
 
     @classmethod
     def reopen(cls, corpus: Corpus, folder: Path) -> RunIndex | None:
-        """The run index a previous process of this run left, when it is readable."""
-        target = folder / "index.db"
-        if not target.is_file():
+        """The run index a previous process of this run left, when it is a whole copy
+        (None: absent, torn, a copy a kill cut short, or one without its state plane)."""
+        target, state = folder / INDEX_COPY, folder / STATE_COPY
+        if not target.is_file() or not state.is_file():
             return None
         try:
-            conn = open_index(target, cls.state_path(corpus))
-            if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
-                conn.close()
-                return None
-        except (StorageError, sqlite3.Error):
+            conn = open_index(target, state, state_read_only=False)
+        except StorageError:
+            return None
+        if not _usable(conn):
+            conn.close()
             return None
         return cls(corpus, folder, conn)
+
+    @classmethod
+    def open_or_copy(cls, corpus: Corpus, folder: Path) -> RunIndex:
+        """The run's index as a previous process left it, else a fresh copy of main's (the
+        caller holds the repository lock and caught main's index up)."""
+        index = cls.reopen(corpus, folder)
+        held = index.watermark() if index is not None else None
+        if index is not None and held is not None and corpus.git.resolve_commit(held):
+            return index
+        if index is not None:
+            index.close()
+        return cls.copy_main(corpus, folder)
 
     def watermark(self) -> str | None:
         """The commit this index projects."""

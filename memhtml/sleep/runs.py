@@ -156,7 +156,7 @@ class RunRecord:
     phases: list[str]
     deep: bool = False
     max_llm_calls: int | None = None
-    status: str = "running"  # running | review | failed | merged
+    status: str = "running"  # running | review | failed | merging | merged
     pid: int | None = None
     started_at: str = ""
     ended_at: str | None = None
@@ -165,6 +165,8 @@ class RunRecord:
     merged_at: str | None = None
     merge_commit: str | None = None
     reconstructed: bool = False
+    error: str | None = None  # what stopped the night outside any phase
+    merge_from: str | None = None  # main's commit a merge in flight started from
 
     @property
     def branch(self) -> str:
@@ -340,3 +342,13 @@ def pid_alive(pid: int | None) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def shown_status(record: RunRecord, tip: str | None) -> str:
+    """The status a person is shown: a run whose writer is gone is `interrupted` (a night)
+    or `merge-interrupted` (a merge), one whose branch is gone `discarded`."""
+    if record.status in ("running", "merging") and not pid_alive(record.pid):
+        return "interrupted" if record.status == "running" else "merge-interrupted"
+    if tip is None and record.status != "merged":
+        return "discarded"
+    return record.status

@@ -66,24 +66,32 @@ def write_atomic(
     if existed is not False:
         with contextlib.suppress(OSError):
             mode = target.stat().st_mode & 0o777
-    fd, tmp = _temp_file(parent)
+    # An interrupt (SIGTERM raised as an exception, SIGINT) may land between any two
+    # steps: the temp file's name is known before it exists and the descriptor is
+    # forgotten before it is closed, so the cleanup removes what was made and never
+    # closes a descriptor twice (it could be another thread's by then).
+    names: list[str] = []
+    fd = -1
     try:
+        fd = _temp_file(parent, names)
         # No fsync: the commit is the durable record, and git itself does not
         # fsync by default; the rename keeps readers from seeing a torn file.
         if mode != _NEW_FILE_MODE:
             os.fchmod(fd, mode)
         if faults.step(f"write {parent.name}/{target.name}"):
-            raise faults.enospc(tmp)  # the test seam: as a full disk fails the write below
+            raise faults.enospc(names[-1])  # the test seam: as a full disk fails the write below
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
-        os.close(fd)
-        fd = -1
-        os.replace(tmp, target)
+        fd, closing = -1, fd
+        os.close(closing)
+        os.replace(names[-1], target)
     except BaseException:
         if fd >= 0:
-            os.close(fd)
-        Path(tmp).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        for name in names:
+            Path(name).unlink(missing_ok=True)
         raise
 
 
@@ -91,20 +99,24 @@ _TEMP_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O
 _temp_serial = itertools.count()
 
 
-def _temp_file(directory: Path) -> tuple[int, str]:
+def _temp_file(directory: Path, names: list[str]) -> int:
     """A new `.memhtml-*.tmp` file in `directory` (the recovery sweep's pattern), opened for
-    writing with the new-file mode; the name is unique by pid and a counter."""
+    writing with the new-file mode; the name is unique by pid and a counter, and is in
+    `names` (last) before the file exists, so an interrupt can never orphan it."""
     for _ in range(100):
         name = f"{directory}/.memhtml-{os.getpid()}-{next(_temp_serial)}.tmp"
+        names.append(name)
         try:
-            return os.open(name, _TEMP_FLAGS, 0o666), name
-        except FileExistsError:  # left by a killed process that had our pid
+            return os.open(name, _TEMP_FLAGS, 0o666)
+        except FileExistsError:  # left by a killed process that had our pid: not ours
+            names.remove(name)
             continue
     import tempfile  # a hundred names taken: rare enough to load it only then
 
     fd, name = tempfile.mkstemp(prefix=".memhtml-", suffix=".tmp", dir=directory)
+    names.append(name)
     os.fchmod(fd, _NEW_FILE_MODE)
-    return fd, name
+    return fd
 
 
 def resolve_inside(root: Path, rel: str, cache: dict[str, str] | None = None) -> Path:

@@ -210,10 +210,33 @@ def stale_git_lock(root: Path) -> Path | None:
     return lock if age > STALE_LOCK_AGE_S else None
 
 
+def _ref_locks(root: Path) -> list[Path]:
+    """Lock files git leaves beside HEAD and branch refs when it is killed inside
+    `update-ref` (a SIGKILL of its process group): present ones only."""
+    git_dir = root / ".git"
+    found = [p for p in (git_dir / "HEAD.lock", git_dir / "packed-refs.lock") if p.exists()]
+    heads = git_dir / "refs" / "heads"
+    if heads.is_dir():
+        found += sorted(heads.rglob("*.lock"))
+    return found
+
+
+def stale_ref_locks(root: Path) -> list[Path]:
+    """Ref lock files no live git process holds (the caller holds the repository lock, as
+    for `stale_git_lock`). Left, each one refuses every later commit to its ref."""
+    locks = _ref_locks(root)
+    if not locks:
+        return []
+    if Path("/proc/self").exists():
+        return [] if _live_git_in(root) else locks
+    now = time.time()
+    return [p for p in locks if now - p.stat().st_mtime > STALE_LOCK_AGE_S]
+
+
 def clear_stale_git_lock(root: Path) -> bool:
-    """Remove a stale git index lock; True when one was removed."""
-    lock = stale_git_lock(root)
-    if lock is None:
-        return False
-    lock.unlink(missing_ok=True)
-    return True
+    """Remove a stale git index lock and stale ref locks; True when one was removed."""
+    locks = [lock for lock in (stale_git_lock(root),) if lock is not None]
+    locks += stale_ref_locks(root)
+    for lock in locks:
+        lock.unlink(missing_ok=True)
+    return bool(locks)

@@ -76,8 +76,6 @@ def doctor(inv: Invocation, paths: list[str] | None = None, fix: bool = False) -
         if fix:
             raise InvalidFlagError("--fix repairs the whole corpus; give no paths with it")
         return validate_files(paths, repo=inv.repo)
-    corpus = inv.corpus()
-    if fix:
-        repairs = corpus.fix()
-        return {**corpus.health(), "mode": "fix", "repairs": repairs}
-    return dict(corpus.health())
+    from memhtml.sleep.health import doctor as corpus_doctor
+
+    return corpus_doctor(inv.corpus(), fix=fix)
