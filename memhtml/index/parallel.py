@@ -19,6 +19,7 @@ store.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Callable, Sequence
@@ -128,11 +129,20 @@ class ParsePool:
             return functools.partial(fn, chunk)
         return self._pool.submit(_gc_paused, fn, chunk).result
 
-    def close(self) -> None:
-        """Stop the workers (pending chunks are cancelled)."""
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
+    def close(self, *, abandon: bool = False) -> None:
+        """Stop the workers (pending chunks are cancelled). With `abandon` (the caller is
+        unwinding: an error, SIGTERM) the workers are killed instead of waited for: their
+        results are unwanted, and a worker forked while another thread held a lock it
+        needs would never finish, leaving the process waiting for it at exit."""
+        if self._pool is None:
+            return
+        pool, self._pool = self._pool, None
+        if abandon:
+            processes = getattr(pool, "_processes", None) or {}
+            for process in list(processes.values()):
+                with contextlib.suppress(OSError, AttributeError):
+                    process.kill()
+        pool.shutdown(wait=not abandon, cancel_futures=True)
 
     def __enter__(self) -> ParsePool:
         return self
@@ -143,7 +153,7 @@ class ParsePool:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        self.close(abandon=exc_type is not None)
 
 
 def map_chunks(

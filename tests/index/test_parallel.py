@@ -149,3 +149,45 @@ def test_map_chunks_uses_workers_from_the_threshold_on(monkeypatch: pytest.Monke
     pooled = parallel.map_chunks(_pid_chunk, list(range(9)), chunk=2)
     assert [i for i, _ in pooled] == list(range(9))
     assert os.getpid() not in {pid for _, pid in pooled}
+
+
+_UNWIND = """
+import sys, time
+from memhtml.index import parallel
+
+def stuck(chunk):
+    while True:
+        time.sleep(1)
+
+parallel.usable_cpus = lambda: 2
+try:
+    with parallel.ParsePool(10, min_items=1) as pool:
+        assert pool.parallel
+        pool.submit(stuck, [1])
+        workers = list(pool._pool._processes.values())
+        raise KeyboardInterrupt
+except KeyboardInterrupt:
+    pass
+for worker in workers:
+    worker.join(timeout=30)
+print(len(workers), sum(w.is_alive() for w in workers))
+"""
+
+
+def test_an_unwinding_caller_kills_its_workers_instead_of_waiting(tmp_path: Path) -> None:
+    # A worker forked while another thread held a lock it needs never finishes; a caller
+    # unwinding (an error, SIGTERM) must not wait for it, or the process hangs at exit.
+    import subprocess
+    import sys
+
+    script = tmp_path / "unwind.py"
+    script.write_text(_UNWIND)
+    try:
+        out = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the pool waited for a worker that never ends")
+    assert out.returncode == 0, out.stderr
+    started, alive = map(int, out.stdout.split())
+    assert started >= 1 and alive == 0
