@@ -287,15 +287,32 @@ def _fold_duplicates(corpus: Corpus) -> list[dict[str, str]]:
     return folded
 
 
+_PUSH_RACES: Final = (
+    "non-fast-forward",
+    "fetch first",
+    "cannot lock ref",
+    "failed to update ref",
+    "but expected",
+)
+
+
+def push_raced(message: str) -> bool:
+    """Whether a failed push lost a race (retry after a fetch) rather than being refused."""
+    text = message.lower()
+    return any(race in text for race in _PUSH_RACES)
+
+
 def _push(git: Git, remote: str, branch: str) -> bool:
     """Push; False when the remote moved meanwhile (a non-fast-forward rejection)."""
     try:
         git.run("push", "--quiet", remote, f"HEAD:refs/heads/{branch}")
     except GitError as exc:
-        text = exc.message.lower()
-        # a race ("fetch first", "non-fast-forward") is retried; a remote that refuses the
-        # push itself ("[remote rejected]": a hook, a protected branch) is not a race
-        if "non-fast-forward" in text or "fetch first" in text:
+        text = exc.message
+        # a race is retried: the remote moved ("fetch first", "non-fast-forward"), or another
+        # push held or moved the ref while this one updated it ("cannot lock ref", "failed
+        # to update ref", "but expected"); a remote that refuses the push itself ("[remote
+        # rejected]" by a hook, a protected branch) is not a race
+        if push_raced(text):
             return False
         raise RemoteError(
             f"pushing to {remote!r} failed: {exc.message}",

@@ -117,3 +117,24 @@ def test_a_push_the_remote_refuses_is_not_retried_as_a_race(clones: Any, remote:
     assert "declined" in err.value.message or "protected" in err.value.message
     assert a.git.head() == head
     assert git(remote, "rev-parse", "main") != head
+
+
+@pytest.mark.parametrize(
+    ("stderr", "raced"),
+    [
+        # what git 2.39 printed when two pushes to one bare repository crossed
+        (" ! [rejected]        HEAD -> main (fetch first)", True),
+        (" ! [rejected]        HEAD -> main (non-fast-forward)", True),
+        (
+            "remote: error: cannot lock ref 'refs/heads/main': is at 8de1ffa but expected e56f34f\n"
+            " ! [remote rejected] HEAD -> main (failed to update ref)",
+            True,
+        ),
+        (" ! [remote rejected] HEAD -> main (pre-receive hook declined)", False),
+        (" ! [remote rejected] HEAD -> main (protected branch hook declined)", False),
+    ],
+)
+def test_a_push_that_lost_a_race_is_retried_and_a_refusal_is_not(stderr: str, raced: bool) -> None:
+    from memhtml.ops.sync import push_raced
+
+    assert push_raced(stderr) is raced
