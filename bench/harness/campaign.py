@@ -3,6 +3,7 @@
     python -m bench.harness.campaign run SPEC.toml --out DIR [--ray [ADDRESS]] [--workers N]
     python -m bench.harness.campaign report DIR [--metric recall@10 ...] [--by-category]
         [--categories multi-hop,temporal] [--baseline NAME] [--reps N] [--seed N]
+    python -m bench.harness.campaign prune DIR   # drop cell files the current plan does not name
 
 A spec (TOML or JSON; docs/research.md, section Campaigns) names datasets (a
 harness with its data) and settings (weights, k, MMR lambda, embedder,
@@ -139,6 +140,11 @@ def run(
         )
         for cid, why in report.failed.items():
             print(f"  failed {cid}: {why}")
+        if report.other_files:
+            print(
+                f"  {report.other_files} cell file(s) of an earlier plan (another spec, or the"
+                " code before an edit) are kept; `campaign prune DIR` removes them"
+            )
     return report, spec
 
 
@@ -211,6 +217,8 @@ def parser() -> argparse.ArgumentParser:
     h.add_cluster_flags(r)
     rep = sub.add_parser("report", help="the tables of a campaign folder")
     rep.add_argument("folder", type=Path)
+    pr = sub.add_parser("prune", help="remove cell files the current plan does not name")
+    pr.add_argument("folder", type=Path)
     for q in (r, rep):
         q.add_argument("--metric", default=None, help="metrics, comma list (default: headline)")
         q.add_argument("--by-category", action="store_true", help="one row per category")
@@ -227,6 +235,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     args = parser().parse_args(argv)
     out: dict[str, Any] = {}
+    if args.command == "prune":
+        try:
+            gone = cp.prune(cp.CampaignFolder(args.folder))
+        except MemhtmlError as exc:
+            raise SystemExit(f"{exc.code}: {exc.message}") from None
+        print(f"removed {len(gone)} cell file(s) the plan does not name")
+        return {"removed": [p.name for p in gone]}
     try:
         if args.command == "run":
             with h.executor_for(args) as executor:

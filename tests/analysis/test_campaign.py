@@ -108,6 +108,7 @@ mmr_lambda = 1
         ({"settings": [{"name": "a", "mmr_lambda": 2}]}, "settings[0].mmr_lambda"),
         ({"settings": [{"name": "a", "embedder": "gpt"}]}, "settings[0].embedder"),
         ({"settings": [{"name": "a", "args": ["--out-dir", "/"]}]}, "settings[0].args"),
+        ({"settings": [{"name": "a", "args": ["--save-capture=/x"]}]}, "settings[0].args"),
         ({"settings": [{"name": "../x"}]}, "settings[0].name"),
         ({"settings": []}, "settings"),
         ({"datasets": [{"name": "d", "harness": "h", "data": "/no/such"}]}, "datasets[0].data"),
@@ -239,6 +240,19 @@ def test_a_rerun_computes_only_what_is_not_done(tmp_path: Path) -> None:
     manifest = folder.manifest()
     assert [c["setting"] for c in manifest["cells"]] == ["prod", "k2"]
     assert manifest["baseline"] == "prod" and manifest["code"] == CODE
+
+
+def test_cells_of_an_earlier_plan_are_kept_until_pruned(tmp_path: Path) -> None:
+    spec = cp.parse_spec(_spec(tmp_path), tmp_path)
+    folder = cp.CampaignFolder(tmp_path / "camp")
+    old = cp.run_campaign(spec, folder, fake_cell, Serial(), code=CODE)
+    edited = {**CODE, "source": "e" * 64}  # the code changed: every cell is new
+    new = cp.run_campaign(spec, folder, fake_cell, Serial(), code=edited)
+    assert len(new.computed) == 2 and new.other_files == 2
+    assert all(folder.cell_path(c).exists() for c in old.computed)
+    gone = cp.prune(folder)
+    assert sorted(p.stem for p in gone) == sorted(old.computed)
+    assert sorted(p.stem for p in folder.cells_dir.glob("*.parquet")) == sorted(new.computed)
 
 
 def test_a_failed_cell_writes_nothing_and_is_tried_again(tmp_path: Path) -> None:
