@@ -1,13 +1,14 @@
 """Benchmark campaigns: harness x dataset x settings cells, content-addressed and resumable.
 
-A campaign spec (TOML or JSON; `memhtml.analysis.campaign_spec`) names datasets (a harness, its data file and
-any other input file, harness flags) and settings (weights, k, MMR lambda,
-embedder, consolidation, harness flags) and a baseline setting. Every
-dataset x setting pair is a *cell*: one harness command line. A cell's id is
-the sha256 of what decides its rows: the harness, the digests of its input
-files (not their paths), the flags, the embedder and the code (a digest of
-the source the rows come from, and the versions of the packages that embed);
-names are labels, so renaming a setting reuses its rows.
+A campaign spec (TOML or JSON; `memhtml.analysis.campaign_spec`) names
+datasets (a harness, its data file and any other input file, harness flags)
+and settings (weights, k, MMR lambda, embedder, consolidation, harness
+flags) and a baseline setting. Every dataset x setting pair is a *cell*: one
+harness command line. A cell's id is the sha256 of what decides its rows:
+the harness, the digests of its input files (not their paths), the flags,
+the embedder and the code (a digest of the source the rows come from, and
+the versions of the packages that embed); names are labels, so renaming
+a setting reuses its rows.
 
 Each finished cell is one Parquet file ``cells/<id>.parquet`` in the
 campaign folder, its per-question rows plus, in the file's metadata, the
