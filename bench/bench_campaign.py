@@ -8,9 +8,12 @@
    worker process is spawned), the first task that imports the harness code
    on every worker, and ``ray.shutdown``.
 2. Campaign: LoCoMo (the first ``--conversations`` conversations, fake
-   embedder, format plain) x 8 settings = 8 cells of the same size, run once
-   serially and once with ``--ray`` (a fresh local cluster of ``--workers``)
-   into two fresh folders. The Ray wall time includes starting and stopping
+   embedder, format plain) x 8 settings = 8 cells of the same size, run
+   serially and then with ``--ray`` (a fresh local cluster of ``--workers``)
+   into fresh folders, ``--rounds`` times in turn (the machine's load drifts
+   within minutes). Each run also sums the CPU seconds its cells used
+   (their processes and git), which the load does not inflate the way it
+   inflates wall time. The Ray wall time includes starting and stopping
    the cluster. The two folders' cell files must hold the same rows (the
    measured latency column aside): the run fails otherwise.
 
@@ -105,6 +108,7 @@ def write_spec(folder: Path, data: Path, conversations: int) -> Path:
 def timed_campaign(spec: Path, out: Path, ray: str | None, workers: int) -> dict[str, Any]:
     """One whole campaign run (executor start and stop included)."""
     from bench.harness import campaign
+    from memhtml.analysis import campaign as cp
     from memhtml.analysis.fanout import executor_for
 
     row: dict[str, Any] = {"executor": "ray" if ray else "serial", "load_start": _load()}
@@ -119,6 +123,9 @@ def timed_campaign(spec: Path, out: Path, ray: str | None, workers: int) -> dict
     row["cells"] = len(report.computed)
     row["failed"] = report.failed
     row["load_end"] = _load()
+    metas = [cp.CampaignFolder(out).cell_meta(cid) or {} for cid in report.computed]
+    row["cell_s"] = [m.get("seconds") for m in metas]
+    row["cell_cpu_s"] = round(sum(m.get("info", {}).get("cpu_s", 0.0) for m in metas), 2)
     print(f"campaign: {row}")
     if report.failed:
         raise SystemExit(f"cells failed: {report.failed}")
@@ -146,6 +153,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--conversations", type=int, default=3, help="LoCoMo conversations per cell")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--startups", type=int, default=3)
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="serial, Ray, serial, Ray... (each round into fresh folders): the load drifts",
+    )
     p.add_argument("--tag", default=None)
     p.add_argument("--out-dir", type=Path, default=h.RESULTS_DIR)
     args = p.parse_args(argv)
@@ -160,14 +173,28 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "settings": [s["name"] for s in SETTINGS],
     }
     result["startup"] = startup(args.workers, args.startups)
+    rounds = []
     with tempfile.TemporaryDirectory(prefix="memhtml-bench-campaign-") as tmp:
         spec = write_spec(Path(tmp), data, args.conversations)
-        serial = timed_campaign(spec, Path(tmp) / "serial", None, args.workers)
-        ray = timed_campaign(spec, Path(tmp) / "ray", "local", args.workers)
-        result["identical_cells"] = same_rows(Path(tmp) / "serial", Path(tmp) / "ray")
-    result["serial"], result["ray"] = serial, ray
-    result["ratio_wall"] = round(ray["wall_s"] / serial["wall_s"], 3)
-    result["ratio_campaign_only"] = round(ray["campaign_s"] / serial["campaign_s"], 3)
+        for r in range(args.rounds):
+            serial = timed_campaign(spec, Path(tmp) / f"serial{r}", None, args.workers)
+            ray = timed_campaign(spec, Path(tmp) / f"ray{r}", "local", args.workers)
+            same = same_rows(Path(tmp) / f"serial{r}", Path(tmp) / f"ray{r}")
+            rounds.append(
+                {
+                    "serial": serial,
+                    "ray": ray,
+                    "identical_cells": same,
+                    "ratio_wall": round(ray["wall_s"] / serial["wall_s"], 3),
+                    "ratio_campaign_only": round(ray["campaign_s"] / serial["campaign_s"], 3),
+                }
+            )
+            print(f"round {r}: ray / serial wall {rounds[-1]['ratio_wall']}")
+    result["rounds"] = rounds
+    result["serial"], result["ray"] = rounds[0]["serial"], rounds[0]["ray"]
+    result["identical_cells"] = rounds[0]["identical_cells"]
+    result["ratio_wall"] = rounds[0]["ratio_wall"]
+    result["ratio_campaign_only"] = rounds[0]["ratio_campaign_only"]
     args.out_dir.mkdir(parents=True, exist_ok=True)
     name = f"campaign-{args.tag}.json" if args.tag else "campaign.json"
     (args.out_dir / name).write_text(json.dumps(result, indent=2) + "\n")

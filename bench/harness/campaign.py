@@ -34,7 +34,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from bench.harness import common as h
 from memhtml.analysis import campaign as cp
@@ -70,21 +70,44 @@ def code_identity() -> dict[str, Any]:
     }
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (git) so far."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+class FlagError(Exception):
+    """A cell's command line the harness does not accept (argparse's message)."""
+
+
+def parse_cell(harness: str, argv: Sequence[str]) -> tuple[Any, argparse.Namespace]:
+    """The harness module and its parsed flags; FlagError instead of argparse's exit."""
+    mod = importlib.import_module(HARNESSES[harness])
+    p = mod.parser()
+
+    def refuse(message: str) -> NoReturn:
+        raise FlagError(message)
+
+    p.error = refuse  # type: ignore[method-assign]
+    args = p.parse_args([*CELL_DEFAULTS.get(harness, ()), *argv, "--quiet"])
+    return mod, args
+
+
 def run_cell(task: cp.CellTask) -> cp.CellOutcome:
     """One cell: the harness's `run` on its command line, scopes serial (module level: a Ray
     worker imports it by name). A failure comes back as ``error``, never raised."""
     started = time.perf_counter()
+    cpu = _cpu()
     info = {"pid": os.getpid(), "host": socket.gethostname(), "load_start": os.getloadavg()}
     try:
-        mod = importlib.import_module(HARNESSES[task.harness])
-        argv = [*CELL_DEFAULTS.get(task.harness, ()), *task.argv, "--quiet"]
-        args = mod.parser().parse_args(argv)
+        mod, args = parse_cell(task.harness, task.argv)
         payload, rows = mod.run(args, Serial())
     except SystemExit as exc:  # a harness stops on bad data with a message
         return cp.CellOutcome(task.id, error=f"{task.harness}: {exc.code}")
     except Exception as exc:
         return cp.CellOutcome(task.id, error=f"{task.harness}: {type(exc).__name__}: {exc}")
     info["load_end"] = os.getloadavg()
+    info["cpu_s"] = round(_cpu() - cpu, 3)
     return cp.CellOutcome(
         task.id,
         rows=rows,
@@ -107,6 +130,14 @@ def run(
 ) -> tuple[cp.CampaignReport, cp.CampaignSpec]:
     """Plan, skip what is done, compute the rest on `executor`; one line to runs.jsonl."""
     spec = cp.load_spec(spec_path, harnesses=HARNESSES)
+    refused = []
+    for cell in cp.plan(spec, code={}):  # every command line parses before any cell runs
+        try:
+            parse_cell(cell.harness, cell.argv)
+        except FlagError as exc:
+            refused.append(f"{cell.label()}: {cell.harness} {exc}")
+    if refused:
+        raise SystemExit("campaign spec: flags the harness refuses:\n  " + "\n  ".join(refused))
     folder = cp.CampaignFolder(out)
     load_start = os.getloadavg()
     n = len(spec.datasets) * len(spec.settings)

@@ -176,6 +176,15 @@ def test_a_bad_spec_stops_before_any_cell(tmp_path: Path) -> None:
         campaign.main(["run", str(spec), "--out", str(tmp_path / "c")])
 
 
+def test_a_flag_the_harness_refuses_stops_the_run_before_any_cell(tmp_path: Path) -> None:
+    from bench.harness import campaign
+
+    spec = write_spec(tmp_path, settings=[{"name": "production", "args": ["--no-such-flag"]}])
+    with pytest.raises(SystemExit, match=r"locomo x production: locomo unrecognized arguments"):
+        campaign.main(["run", str(spec), "--out", str(tmp_path / "c")])
+    assert not (tmp_path / "c").exists()
+
+
 def test_report_prints_the_tables_by_category(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
