@@ -222,7 +222,6 @@ def _bootstrap_sql(source: str, keys: Sequence[str], extra: Sequence[str], level
     """Mean and percentile interval of ``value`` per ``keys`` over ``source``(keys, qid, value,
     extra...); ``extra`` columns are averaged alongside (a delta's two means)."""
     k = ", ".join(keys)
-    on_rz = " AND ".join(f"r.{c} = z.{c}" for c in keys)
     zk = ", ".join(f"z.{c}" for c in keys)
     lo, hi = (1 - level) / 2, (1 + level) / 2
     extra_avg = "".join(f", avg({c}) AS {c}" for c in extra)
@@ -234,29 +233,33 @@ def _bootstrap_sql(source: str, keys: Sequence[str], extra: Sequence[str], level
         else f"z.{c}"
         for c in keys
     )
+    # Each group gets a small integer id, so the big join (reps x n rows per group) matches
+    # two integers instead of the four label strings.
     return f"""
 WITH src AS ({source}),
-ranked AS (
-  SELECT {k}, value,
-         CAST(row_number() OVER (PARTITION BY {k} ORDER BY qid) - 1 AS BIGINT) AS pos
-  FROM src
-),
 sizes AS (
-  SELECT {k}, count(*) AS n, avg(value) AS mean{extra_avg} FROM src GROUP BY {k}
+  SELECT {k}, count(*) AS n, avg(value) AS mean{extra_avg},
+         CAST(row_number() OVER (ORDER BY {k}) AS INTEGER) AS g
+  FROM src GROUP BY {k}
+),
+ranked AS (
+  SELECT z.g, s.value,
+         CAST(row_number() OVER (PARTITION BY z.g ORDER BY s.qid) - 1 AS BIGINT) AS pos
+  FROM src s JOIN sizes z ON {" AND ".join(f"s.{c} = z.{c}" for c in keys)}
 ),
 picks AS (
-  SELECT {zk}, d.rep, CAST(least(floor(d.u * z.n), z.n - 1) AS BIGINT) AS pos
+  SELECT z.g, d.rep, CAST(least(floor(d.u * z.n), z.n - 1) AS BIGINT) AS pos
   FROM sizes z JOIN draws d ON d.slot < z.n
 ),
 replicates AS (
-  SELECT {zk}, z.rep, avg(r.value) AS m
-  FROM picks z JOIN ranked r ON {on_rz} AND r.pos = z.pos
-  GROUP BY {zk}, z.rep
+  SELECT p.g, p.rep, avg(r.value) AS m
+  FROM picks p JOIN ranked r ON r.g = p.g AND r.pos = p.pos
+  GROUP BY p.g, p.rep
 ),
 result AS (
   SELECT {zk}, z.n{extra_z}, z.mean,
          quantile_cont(x.m, {lo!r}) AS ci_low, quantile_cont(x.m, {hi!r}) AS ci_high
-  FROM sizes z LEFT JOIN replicates x ON {" AND ".join(f"x.{c} = z.{c}" for c in keys)}
+  FROM sizes z LEFT JOIN replicates x ON x.g = z.g
   GROUP BY ALL
 )
 SELECT * FROM result z ORDER BY {order}
