@@ -12,6 +12,9 @@ Inputs (command-line flags, also under ``marimo edit ... -- --flag value``):
 - ``--metric``: mrr (default), recall@K, ndcg@K, hit@K.
 - ``--limit``: the ranking depth replayed (default 10).
 - ``--seed`` / ``--held-out``: the split.
+- ``--ray [ADDRESS]`` (and ``--workers N``): score the grid's configurations
+  on Ray workers (a local cluster when no address; needs memhtml[cluster]).
+  The report is the same as the serial one.
 
 Every number is replayed through the production fusion (memhtml.domain.rrf
 and memhtml.domain.mmr via memhtml.analysis.replay) and printed with the
@@ -34,6 +37,7 @@ with app.setup:
     import polars as pl
 
     from memhtml.analysis import render
+    from memhtml.analysis.fanout import executor_for
     from memhtml.analysis.replay import ArmCapture, FusionConfig, capture
     from memhtml.analysis.tuning import grid_search, split_queries
     from memhtml.contracts.vocab import DEFAULT_RRF_K, DEFAULT_WEIGHTS
@@ -60,7 +64,9 @@ def _():
     limit = int(args.get("limit", 10))
     seed = int(args.get("seed", 0))
     held_share = float(args.get("held-out", 0.3))
-    return capture_dir, held_share, limit, metric_name, seed
+    ray_address = args.get("ray")  # absent: serial; bare --ray: a local cluster
+    workers = int(args["workers"]) if args.get("workers") else None
+    return capture_dir, held_share, limit, metric_name, ray_address, seed, workers
 
 
 @app.cell
@@ -123,23 +129,31 @@ def _(arm_capture, gold, held_share, seed):
 
 
 @app.cell
-def _(arm_capture, gold, limit, metric, metric_name, seed, held_share):
-    report = grid_search(
-        arm_capture,
-        gold,
-        metric,
-        metric_name=metric_name,
-        grid={
-            "fts": (0.0, 0.5, 1.0, 1.5, 2.0),
-            "vector": (0.0, 0.5, 1.0, 1.5, 2.0),
-            "recency": (0.0, 0.25, 0.5, 1.0),
-            "salience": (DEFAULT_WEIGHTS["salience"],),
-        },
-        ks=(10, 30, 60, 100),
-        limit=limit,
-        held_out=held_share,
-        seed=seed,
-    )
+def _(arm_capture, gold, limit, metric, metric_name, seed, held_share, ray_address, workers):
+    _root = Path(__file__).resolve().parents[1]
+    with executor_for(
+        None if ray_address is None else (str(ray_address) or "local"),
+        workers=workers,
+        pythonpath=[_root],
+    ) as _executor:
+        report = grid_search(
+            arm_capture,
+            gold,
+            metric,
+            metric_name=metric_name,
+            grid={
+                "fts": (0.0, 0.5, 1.0, 1.5, 2.0),
+                "vector": (0.0, 0.5, 1.0, 1.5, 2.0),
+                "recency": (0.0, 0.25, 0.5, 1.0),
+                "salience": (DEFAULT_WEIGHTS["salience"],),
+            },
+            ks=(10, 30, 60, 100),
+            limit=limit,
+            held_out=held_share,
+            seed=seed,
+            executor=_executor,
+        )
+    print(f"scored on {_executor.describe()['kind']} ({_executor.workers} worker(s))")
     print("\n".join(report.lines()))
     table = report.frame()
     return report, table

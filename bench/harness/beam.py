@@ -18,16 +18,20 @@ Metrics: any@k / all@k (k = 5, 10, 25, 50) against the flattened
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.harness import common as h
 from memhtml.eval.benchmarks import load_beam
 from memhtml.eval.benchmarks import metrics as bm
 from memhtml.eval.benchmarks.records import Corpus as BenchCorpus
 from memhtml.eval.benchmarks.records import Question
+
+if TYPE_CHECKING:
+    from memhtml.analysis.fanout import Executor
 
 NAME = "beam"
 FORMAT = "claim-body"
@@ -114,9 +118,17 @@ METRICS = (
 )
 
 
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    p = h.base_parser(NAME, "the BEAM 100K folder (default: <shared data>/beam/100K)")
-    args = p.parse_args(argv)
+GROUP = "category"
+
+
+def parser() -> argparse.ArgumentParser:
+    return h.base_parser(NAME, "the BEAM 100K folder (default: <shared data>/beam/100K)")
+
+
+def run(
+    args: argparse.Namespace, executor: Executor | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The whole measurement (payload, per-question rows); nothing written or printed."""
     data = h.data_path(args.data, "beam", "100K")
     settings = h.Settings.from_args(args)
     names = None
@@ -126,7 +138,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     corpora, report = load_beam(data, conversations=names)
     chosen = list(corpora)
     capture = args.ablations or args.tune or args.save_capture is not None
-    run = h.run_scopes(NAME, chosen, to_ops, args, settings, limit=LIMIT, capture=capture)
+    run = h.run_scopes(
+        NAME, chosen, to_ops, args, settings, limit=LIMIT, capture=capture, executor=executor
+    )
     asked, captures, timings, ids = run.asked, run.captures, run.timings, run.ids
     n_docs = sum(len(c.docs) for c in chosen)
     n_q = sum(len(c.questions) for c in chosen)
@@ -152,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "benchmark": NAME,
         "format": FORMAT,
         "unit": UNIT,
-        **h.provenance(args, data, settings, h.embedder_model(args.embedder)),
+        **h.provenance(args, data, settings, h.embedder_model(args.embedder), executor),
         "limit": LIMIT,
         "load_report": {
             "conversations": [c.scope_id for c in chosen],
@@ -181,9 +195,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             payload["tuning"] = h.tune_and_evaluate(
                 cap, asked, TUNE_METRIC, score_asked, limit=LIMIT, args=args, group=group
             )
+    return payload, rows
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    args = parser().parse_args(argv)
+    with h.executor_for(args) as executor:
+        payload, rows = run(args, executor)
+    summary = payload["summary"]
     json_path, parquet_path = h.write_results(args.out_dir, NAME, args.tag, payload, rows)
     if not args.quiet:
-        print(f"BEAM 100K ({args.embedder}, {len(chosen)} conversations)")
+        n_conv = len(payload["load_report"]["conversations"])
+        print(f"BEAM 100K ({args.embedder}, {n_conv} conversations)")
         cats = [("overall", summary["overall"]), *summary["groups"].items()]
         h.print_table(
             "production run",

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memhtml.analysis.replay import ArmCapture, FusionConfig, capture
 from memhtml.analysis.tuning import TuningReport, coordinate_search, grid_search
@@ -42,6 +42,9 @@ from memhtml.eval.benchmarks.records import Corpus as BenchCorpus
 from memhtml.eval.benchmarks.records import Question
 from memhtml.index.retrieval import ARM_LIMIT
 from memhtml.progress import Progress
+
+if TYPE_CHECKING:
+    from memhtml.analysis.fanout import Executor
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
@@ -130,6 +133,7 @@ def base_parser(name: str, data_help: str) -> argparse.ArgumentParser:
         " older value; docs/conflicts.md)",
     )
     p.add_argument("--quiet", action="store_true", help="no summary on stdout")
+    add_cluster_flags(p)
     p.add_argument(
         "--save-capture",
         type=Path,
@@ -330,6 +334,8 @@ def scope_root(workdir: Path | None, name: str, keep: bool) -> Iterator[Path]:
         path.parent.mkdir(parents=True, exist_ok=True)
         yield path
         return
+    if workdir is not None:
+        workdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(
         prefix=f"memhtml-{name.replace('/', '-')}-", dir=workdir
     ) as tmp:
@@ -633,7 +639,11 @@ def write_results(
 
 
 def provenance(
-    args: argparse.Namespace, data: Path, settings: Settings, embedder_model: str | None
+    args: argparse.Namespace,
+    data: Path,
+    settings: Settings,
+    embedder_model: str | None,
+    executor: Executor | None = None,
 ) -> dict[str, Any]:
     """What a result was measured with."""
     cfg = settings.config()
@@ -651,6 +661,7 @@ def provenance(
         "consolidate": getattr(args, "consolidate", None),
         "argv": sys.argv[1:],
         "machine": {"cpus": os.cpu_count(), "loadavg_at_start": list(os.getloadavg())},
+        "executor": executor.describe() if executor else {"kind": "serial", "workers": 1},
     }
 
 
@@ -705,6 +716,69 @@ class Run:
         return [d for p in paths for d in self.docs_of.get(p, ())]
 
 
+@dataclass(frozen=True)
+class ScopeJob:
+    """One scope's work, self-contained so that it runs the same here or on a Ray worker."""
+
+    name: str
+    slug: str
+    tag: str | None
+    corpus: BenchCorpus
+    ops: Sequence[tuple[str, dict[str, Any]]]
+    settings: Settings
+    limit: int
+    capture: bool
+    embedder: str
+    batch_size: int
+    consolidate: str | None
+    workdir: Path | None
+    keep: bool
+
+
+@dataclass
+class ScopeResult:
+    """What one scope gave back: its answers, capture, doc map and phase seconds."""
+
+    tag: str | None
+    asked: list[Asked]
+    capture: ArmCapture | None
+    docs_of: dict[str, list[str]]
+    deduped: int
+    seconds: dict[str, float]
+
+
+def run_scope(job: ScopeJob) -> ScopeResult:
+    """Ingest one scope into its own fresh repo and ask its questions (module level: Ray
+    ships it by reference)."""
+    with scope_root(job.workdir, f"{job.name}/{job.slug}", job.keep) as root:
+        t0 = time.perf_counter()
+        ing = ingest(
+            job.corpus.scope_id,
+            job.ops,
+            root,
+            embedder=job.embedder,
+            batch_size=job.batch_size,
+            consolidate=job.consolidate,
+        )
+        ingest_s = time.perf_counter() - t0
+        try:
+            t0 = time.perf_counter()
+            got, cap, cap_s = ask_all(
+                ing, job.corpus.questions, job.settings, limit=job.limit, capture_arms=job.capture
+            )
+            search_s = time.perf_counter() - t0 - cap_s
+        finally:
+            ing.corpus.close()
+    return ScopeResult(
+        job.tag,
+        got,
+        cap,
+        ing.docs_of,
+        ing.deduped,
+        {"ingest": ingest_s, "search": search_s, "capture": cap_s},
+    )
+
+
 def run_scopes(
     name: str,
     chosen: Sequence[BenchCorpus],
@@ -715,53 +789,86 @@ def run_scopes(
     limit: int,
     capture: bool,
     label: Callable[[BenchCorpus], str] | None = None,
+    executor: Executor | None = None,
 ) -> Run:
     """Ingest each scope into its own repo and ask its questions (arms captured when asked).
 
-    Timings are summed per phase, and also kept per scope label when `label`
-    names the scopes (FactConsolidation reports each size).
+    The scopes are independent tasks (`run_scope`) handed to `executor`: this
+    process one after the other without ``--ray``, Ray workers with it; the
+    results are merged in scope order either way. Timings are summed per
+    phase (with Ray: the sum of the workers' seconds, not wall time), and
+    also kept per scope label when `label` names the scopes (FactConsolidation
+    reports each size).
     """
+    from memhtml.analysis.fanout import Serial
+
+    executor = executor or Serial()
+    jobs = []
+    for corpus in chosen:
+        tag = label(corpus) if label else None
+        jobs.append(
+            ScopeJob(
+                name=name,
+                slug=(tag or corpus.scope_id).replace(":", "-").replace("/", "-"),
+                tag=tag,
+                corpus=corpus,
+                ops=list(ops_for(corpus)),
+                settings=settings,
+                limit=limit,
+                capture=capture,
+                embedder=args.embedder,
+                batch_size=args.batch_size,
+                consolidate=getattr(args, "consolidate", None),
+                workdir=args.workdir,
+                keep=args.keep,
+            )
+        )
+    results: dict[int, ScopeResult] = {}
+    total = sum(len(c.docs) + len(c.questions) for c in chosen)
+    with Progress(total, f"{name} ({executor.kind})") as bar:
+        for i, res in executor.as_completed(run_scope, jobs):
+            results[i] = res
+            bar.advance(len(jobs[i].corpus.docs) + len(jobs[i].corpus.questions))
     run = Run(timings={"ingest_s": 0.0, "search_s": 0.0, "capture_s": 0.0})
-    n_docs = sum(len(c.docs) for c in chosen)
-    n_q = sum(len(c.questions) for c in chosen)
-    with Progress(n_docs, f"{name} ingest") as ingest_bar, Progress(n_q, f"{name} search") as q_bar:
-        for corpus in chosen:
-            tag = label(corpus) if label else None
-            slug = (tag or corpus.scope_id).replace(":", "-").replace("/", "-")
-            with scope_root(args.workdir, f"{name}/{slug}", args.keep) as root:
-                t0 = time.perf_counter()
-                ing = ingest(
-                    corpus.scope_id,
-                    ops_for(corpus),
-                    root,
-                    embedder=args.embedder,
-                    batch_size=args.batch_size,
-                    progress=ingest_bar,
-                    consolidate=getattr(args, "consolidate", None),
-                )
-                ingest_s = time.perf_counter() - t0
-                run.deduped += ing.deduped
-                run.docs_of.update(ing.docs_of)
-                t0 = time.perf_counter()
-                got, cap, cap_s = ask_all(
-                    ing,
-                    corpus.questions,
-                    settings,
-                    limit=limit,
-                    capture_arms=capture,
-                    progress=q_bar,
-                )
-                search_s = time.perf_counter() - t0 - cap_s
-                for phase, seconds in (
-                    ("ingest", ingest_s),
-                    ("search", search_s),
-                    ("capture", cap_s),
-                ):
-                    run.timings[f"{phase}_s"] += seconds
-                    if tag:
-                        run.timings[f"{phase}_{tag}_s"] = seconds
-                run.asked += got
-                if cap is not None:
-                    run.captures.append(cap)
-                ing.corpus.close()
+    for i in range(len(jobs)):
+        res = results[i]
+        run.deduped += res.deduped
+        run.docs_of.update(res.docs_of)
+        for phase, seconds in res.seconds.items():
+            run.timings[f"{phase}_s"] += seconds
+            if res.tag:
+                run.timings[f"{phase}_{res.tag}_s"] = seconds
+        run.asked += res.asked
+        if res.capture is not None:
+            run.captures.append(res.capture)
     return run
+
+
+# -- the executor (--ray) ------------------------------------------------------------------------
+def add_cluster_flags(p: argparse.ArgumentParser) -> None:
+    """`--ray [ADDRESS]` and `--workers N`: the fan-out of independent scopes / cells."""
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="fan the scopes out over Ray: a local cluster when no ADDRESS (auto, host:port,"
+        " ray://host:10001 join a running one); needs memhtml[cluster]. Results equal the"
+        " serial run's",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="CPUs of the local Ray cluster (default: this machine's CPU count)",
+    )
+
+
+def executor_for(args: argparse.Namespace) -> Executor:
+    """Serial without --ray; a Ray cluster (the checkout on the workers' path) with it."""
+    from memhtml.analysis.fanout import executor_for as make
+
+    if args.workers is not None and args.workers < 1:
+        raise SystemExit("--workers: give at least 1")
+    return make(args.ray, workers=args.workers, pythonpath=[REPO_ROOT])

@@ -23,10 +23,11 @@ ranks the fts+vector candidate pool, as in production) per size.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.harness import common as h
 from memhtml.analysis.replay import FusionConfig
@@ -34,6 +35,9 @@ from memhtml.contracts.vocab import DEFAULT_RRF_K
 from memhtml.eval.benchmarks import load_factconsolidation
 from memhtml.eval.benchmarks import metrics as bm
 from memhtml.eval.benchmarks.records import Corpus as BenchCorpus
+
+if TYPE_CHECKING:
+    from memhtml.analysis.fanout import Executor
 
 NAME = "factconsolidation"
 FORMAT = "fact"
@@ -84,7 +88,11 @@ def _size(scope_id: str) -> str:
     return scope_id.rsplit("_", 1)[-1]
 
 
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+METRICS = ("hit@1", "hit@5", "hit@10", "stale_above_current", "mrr")
+GROUP = "size"
+
+
+def parser() -> argparse.ArgumentParser:
     p = h.base_parser(
         NAME,
         "Conflict_Resolution.json (default: <shared data>/memoryagentbench/"
@@ -98,7 +106,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         help="heuristic gold file (default: derived_sh_gold_heuristic.json beside --data)",
     )
     p.add_argument("--recency-sweep", action="store_true", help="replay recency weights 0..4")
-    args = p.parse_args(argv)
+    return p
+
+
+def run(
+    args: argparse.Namespace, executor: Executor | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The whole measurement (payload, per-question rows); nothing written or printed."""
     data = h.data_path(args.data, "memoryagentbench", "Conflict_Resolution.json")
     settings = h.Settings.from_args(args)
     sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
@@ -119,6 +133,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         limit=LIMIT,
         capture=capture,
         label=lambda c: _size(c.scope_id),
+        executor=executor,
     )
     asked, captures, timings, ids = run.asked, run.captures, run.timings, run.ids
     n_docs = sum(len(c.docs) for c in chosen)
@@ -145,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 "top10": a.doc_ids[:10],
             }
         )
-    metrics = ["hit@1", "hit@5", "hit@10", "stale_above_current", "mrr"]
+    metrics = list(METRICS)
     summary = {
         "by_size": bm.summarize(rows, metrics=metrics, by="size"),
         "gold_is_newest_only": bm.summarize(
@@ -156,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "benchmark": NAME,
         "format": FORMAT,
         "unit": UNIT,
-        **h.provenance(args, data, settings, h.embedder_model(args.embedder)),
+        **h.provenance(args, data, settings, h.embedder_model(args.embedder), executor),
         "limit": LIMIT,
         "tie_break": "path ascending = older serial first (zero-padded), production's rule",
         "load_report": {
@@ -210,6 +225,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             payload["tuning"] = h.tune_and_evaluate(
                 cap, asked, TUNE_METRIC, score_asked, limit=LIMIT, args=args, group=by_size
             )
+    return payload, rows
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    args = parser().parse_args(argv)
+    with h.executor_for(args) as executor:
+        payload, rows = run(args, executor)
+    summary = payload["summary"]
     json_path, parquet_path = h.write_results(args.out_dir, NAME, args.tag, payload, rows)
     if not args.quiet:
         groups = summary["by_size"]["groups"]

@@ -33,9 +33,10 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.harness import beam as beam_h
 from bench.harness import common as h
@@ -43,6 +44,9 @@ from bench.harness import locomo as locomo_h
 from memhtml.domain import expansion, temporal, topic_recency
 from memhtml.eval.benchmarks import load_beam, load_locomo
 from memhtml.eval.benchmarks import metrics as bm
+
+if TYPE_CHECKING:
+    from memhtml.analysis.fanout import Executor
 
 LIMIT = 50
 TOP_FEEDBACK = 5
@@ -159,6 +163,44 @@ def _scope_anchor(corpus: Any) -> date | None:
     return _day(row[0]) if row and row[0] else None
 
 
+@dataclass(frozen=True)
+class LeverJob:
+    """One kept scope's lever run (module-level function and picklable parts: `--ray`)."""
+
+    root: Path
+    corpus: Any  # memhtml.eval.benchmarks.records.Corpus
+    to_id: Callable[[str], str]
+    scorer: Callable[[Sequence[str], Any], dict[str, Any]]
+    group: Callable[[Any], str]
+    only: frozenset[str] | None
+    embedder: str = "local"
+
+
+def lever_scope(job: LeverJob) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[float]]]:
+    """Every lever over one kept repo: per config, its question rows and milliseconds."""
+    import memhtml
+
+    rows: dict[str, list[dict[str, Any]]] = {}
+    ms: dict[str, list[float]] = {}
+    corpus = memhtml.open(job.root, embedder=job.embedder, now=h.FIXED_NOW)
+    try:
+        corpus.watch_tree()
+        anchor = _scope_anchor(corpus)
+        for q in job.corpus.questions:
+            got = _variants(corpus, q.text, anchor, job.only)
+            for cfg, (paths, cost) in got.items():
+                row = {
+                    "qid": q.qid,
+                    "category": job.group(q),
+                    **job.scorer([job.to_id(p) for p in paths], q),
+                }
+                rows.setdefault(cfg, []).append(row)
+                ms.setdefault(cfg, []).append(cost)
+    finally:
+        corpus.close()
+    return rows, ms
+
+
 def run_benchmark(
     name: str,
     repos: Path,
@@ -168,28 +210,31 @@ def run_benchmark(
     group: Callable[[Any], str],
     headline: Sequence[str] | None = None,
     only: frozenset[str] | None = None,
+    executor: Executor | None = None,
+    embedder: str = "local",
 ) -> dict[str, Any]:
-    """Every lever over every kept scope; `headline` names the groups of a headline mean."""
-    import memhtml
+    """Every lever over every kept scope; `headline` names the groups of a headline mean.
 
-    per_config: dict[str, list[dict[str, Any]]] = {}
-    ms: dict[str, list[float]] = {}
+    Each kept scope is one task for `executor` (serial without ``--ray``); the
+    answers are merged in scope order, so the table is the same either way
+    (the milliseconds are each worker's own).
+    """
+    from memhtml.analysis.fanout import Serial
+
+    jobs: list[LeverJob] = []
     scopes: list[str] = []
     for c in corpora:
         root = repos / c.scope_id.replace(":", "-").replace("/", "-")
         if not (root / ".git").exists():
             continue
         scopes.append(c.scope_id)
-        corpus = memhtml.open(root, embedder="local", now=h.FIXED_NOW)
-        corpus.watch_tree()
-        anchor = _scope_anchor(corpus)
-        for q in c.questions:
-            got = _variants(corpus, q.text, anchor, only)
-            for cfg, (paths, cost) in got.items():
-                row = {"qid": q.qid, "category": group(q), **scorer([to_id(p) for p in paths], q)}
-                per_config.setdefault(cfg, []).append(row)
-                ms.setdefault(cfg, []).append(cost)
-        corpus.close()
+        jobs.append(LeverJob(root, c, to_id, scorer, group, only, embedder))
+    per_config: dict[str, list[dict[str, Any]]] = {}
+    ms: dict[str, list[float]] = {}
+    for rows, costs in (executor or Serial()).map(lever_scope, jobs):
+        for cfg, part in rows.items():
+            per_config.setdefault(cfg, []).extend(part)
+            ms.setdefault(cfg, []).extend(costs[cfg])
     table = []
     base_rows = {r["qid"]: r for r in per_config.get("production", [])}
     for cfg, rows in per_config.items():
@@ -234,10 +279,27 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         help="run only these PRF levers (and production); default: every lever",
     )
     p.add_argument("--out-dir", type=Path, default=h.RESULTS_DIR)
+    p.add_argument(
+        "--embedder",
+        default="local",
+        choices=("local", "fake"),
+        help="the embedder the kept repos were written with (default local)",
+    )
+    h.add_cluster_flags(p)
     args = p.parse_args(argv)
+    with h.executor_for(args) as executor:
+        return _main(args, executor)
+
+
+def _main(args: argparse.Namespace, executor: Executor) -> dict[str, Any]:
     only = frozenset(args.only) if args.only else None
     started = {"memhtml": h.git_commit(), "loadavg_at_start": list(os.getloadavg())}
-    out: dict[str, Any] = {"benchmark": "levers", **started, "results": []}
+    out: dict[str, Any] = {
+        "benchmark": "levers",
+        **started,
+        "executor": executor.describe(),
+        "results": [],
+    }
     if args.locomo:
         data = h.data_path(
             args.data_root / "locomo" / "locomo10.json" if args.data_root else None,
@@ -255,6 +317,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             lambda q: q.category,
             headline=locomo_h.HEADLINE,
             only=only,
+            executor=executor,
+            embedder=args.embedder,
         )
         res["unit"] = locomo_h.UNITS["plain"]
         out["results"].append(res)
@@ -264,7 +328,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         )
         corpora, _ = load_beam(data)
         res = run_benchmark(
-            "beam", args.beam, corpora, beam_id, beam_h.score, lambda q: q.category, only=only
+            "beam",
+            args.beam,
+            corpora,
+            beam_id,
+            beam_h.score,
+            lambda q: q.category,
+            only=only,
+            executor=executor,
+            embedder=args.embedder,
         )
         res["unit"] = beam_h.UNIT
         out["results"].append(res)

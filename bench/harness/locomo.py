@@ -32,16 +32,20 @@ the headline and gets the ablations, tuning and capture):
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Mapping, Sequence
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.harness import common as h
 from memhtml.eval.benchmarks import load_locomo
 from memhtml.eval.benchmarks import metrics as bm
 from memhtml.eval.benchmarks.records import Corpus as BenchCorpus
 from memhtml.eval.benchmarks.records import Doc
+
+if TYPE_CHECKING:
+    from memhtml.analysis.fanout import Executor
 
 NAME = "locomo"
 KS = (5, 10, 25, 50)
@@ -61,6 +65,9 @@ TURN_LEVEL_FORMATS = ("bare", "plain", "dated")
 HEADLINE = ("multi-hop", "temporal", "open-domain", "single-hop")
 CATEGORY_ORDER = (*HEADLINE, "adversarial")
 TUNE_METRIC = "recall@10"
+# What a campaign compares (memhtml.analysis.campaign): the per-question means, by category.
+METRICS = (*[f"recall@{k}" for k in KS], "mrr")
+GROUP = "category"
 
 
 def doc_path(sample_id: str, doc_id: str) -> str:
@@ -264,7 +271,7 @@ def _question_rows(fmt: str, asked: Sequence[h.Asked]) -> list[dict[str, Any]]:
     return rows
 
 
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+def parser() -> argparse.ArgumentParser:
     p = h.base_parser(NAME, "locomo10.json (default: <shared data>/locomo/locomo10.json)")
     p.add_argument(
         "--format",
@@ -272,7 +279,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         help=f"memory text format(s), a comma list run into one table ({', '.join(FORMATS)};"
         f" default {','.join(DEFAULT_FORMATS)}; the headline is {HEADLINE_FORMAT} when listed)",
     )
-    args = p.parse_args(argv)
+    return p
+
+
+def run(
+    args: argparse.Namespace, executor: Executor | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The whole measurement (payload, per-question rows); nothing written or printed."""
     formats = parse_formats(args.format)
     lead = headline_format(formats)
     data = h.data_path(args.data, "locomo", "locomo10.json")
@@ -295,6 +308,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             settings,
             limit=LIMIT,
             capture=capture and fmt == lead,
+            executor=executor,
         )
         fmt_rows = _question_rows(fmt, run.asked)
         rows += fmt_rows
@@ -314,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     table = format_table(blocks)
     payload: dict[str, Any] = {
         "benchmark": NAME,
-        **h.provenance(args, data, settings, h.embedder_model(args.embedder)),
+        **h.provenance(args, data, settings, h.embedder_model(args.embedder), executor),
         # the headline: its format and unit stated next to its numbers
         "format": lead,
         "unit": UNITS[lead],
@@ -361,17 +375,31 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 args=args,
                 group=lambda a: a.question.category,
             )
+    return payload, rows
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    args = parser().parse_args(argv)
+    with h.executor_for(args) as executor:
+        payload, rows = run(args, executor)
+    formats, lead, blocks, table = (
+        payload["formats_run"],
+        payload["format"],
+        payload["formats"],
+        payload["table"],
+    )
+    n_conv = payload["load_report"]["conversations"]
     json_path, parquet_path = h.write_results(args.out_dir, NAME, args.tag, payload, rows)
     md_path = json_path.with_suffix(".md")
     md_path.write_text(
         f"LoCoMo evidence recall@k, categories 1-4 ({args.embedder} embedder,"
-        f" {len(chosen)} conversations); headline format: {lead}\n\n" + markdown_table(table)
+        f" {n_conv} conversations); headline format: {lead}\n\n" + markdown_table(table)
     )
     if not args.quiet:
         for fmt in formats:
             print(
                 f"\nLoCoMo evidence recall@k ({args.embedder}, format {fmt}: {UNITS[fmt]};"
-                f" {len(chosen)} conversations)"
+                f" {n_conv} conversations)"
             )
             h.print_table(
                 "production run",

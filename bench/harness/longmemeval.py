@@ -20,16 +20,20 @@ session level (the turn ranking collapsed to sessions, gold:
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.harness import common as h
 from memhtml.eval.benchmarks import load_longmemeval
 from memhtml.eval.benchmarks import metrics as bm
 from memhtml.eval.benchmarks.records import Corpus as BenchCorpus
 from memhtml.eval.benchmarks.records import Question
+
+if TYPE_CHECKING:
+    from memhtml.analysis.fanout import Executor
 
 NAME = "longmemeval"
 FORMAT = "turn"
@@ -86,10 +90,25 @@ def score(ranked_turns: Sequence[str], q: Question) -> dict[str, Any]:
     return row
 
 
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+METRICS = tuple(
+    f"{level}_{kind}@{k}"
+    for level in ("turn", "session")
+    for kind in ("any", "all", "ndcg")
+    for k in KS
+)
+GROUP = "category"
+
+
+def parser() -> argparse.ArgumentParser:
     p = h.base_parser(NAME, "longmemeval_{s,m,oracle}.json (required: not shipped here)")
     p.add_argument("--roles", default="user,assistant", help="roles to ingest (default both)")
-    args = p.parse_args(argv)
+    return p
+
+
+def run(
+    args: argparse.Namespace, executor: Executor | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The whole measurement (payload, per-question rows); nothing written or printed."""
     if args.data is None:
         raise SystemExit(
             "LongMemEval is not available on these machines: pass --data longmemeval_s.json"
@@ -109,6 +128,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         limit=LIMIT,
         capture=capture,
         label=lambda c: _slug(c.scope_id),
+        executor=executor,
     )
     asked, captures, timings, ids = run.asked, run.captures, run.timings, run.ids
     n_docs = sum(len(c.docs) for c in chosen)
@@ -131,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "benchmark": NAME,
         "format": FORMAT,
         "unit": UNIT,
-        **h.provenance(args, data, settings, h.embedder_model(args.embedder)),
+        **h.provenance(args, data, settings, h.embedder_model(args.embedder), executor),
         "limit": LIMIT,
         "roles": list(roles),
         "load_report": {
@@ -165,6 +185,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             payload["tuning"] = h.tune_and_evaluate(
                 cap, asked, TUNE_METRIC, score_asked, limit=LIMIT, args=args
             )
+    return payload, rows
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    args = parser().parse_args(argv)
+    with h.executor_for(args) as executor:
+        payload, rows = run(args, executor)
+    summary = payload["summary"]
+    n_q = payload["load_report"]["questions"]
     json_path, parquet_path = h.write_results(args.out_dir, NAME, args.tag, payload, rows)
     if not args.quiet:
         o = summary["overall"]["metrics"]

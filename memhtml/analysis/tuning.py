@@ -30,6 +30,8 @@ from memhtml.domain.mmr import DEFAULT_MMR_LAMBDA
 if TYPE_CHECKING:
     import polars as pl
 
+    from memhtml.analysis.fanout import Executor
+
 MetricFn = Callable[[Sequence[str], Collection[str]], float]
 
 DEFAULT_GRID: Final[dict[str, tuple[float, ...]]] = {
@@ -235,6 +237,33 @@ class _Task:
         return Scored(config, run(self.train), run(self.held))
 
 
+def _score_chunk(task: _Task, configs: Sequence[FusionConfig]) -> list[Scored]:
+    """One share of a sweep (module level: a Ray worker imports it by name)."""
+    return [task.score(c) for c in configs]
+
+
+# Shares per worker: enough that a slow share does not leave the other workers idle, few
+# enough that each is worth a task's overhead.
+SHARES_PER_WORKER: Final = 4
+
+
+def score_all(
+    task: _Task, configs: Sequence[FusionConfig], executor: Executor | None = None
+) -> list[Scored]:
+    """Every configuration scored, in order: here without an executor, else shared out.
+
+    A score is a pure function of the capture and the configuration, so the
+    list is the same whoever computes it; Ray ships the task (the capture)
+    once, not once per share.
+    """
+    if executor is None or executor.workers <= 1 or len(configs) < 2:
+        return _score_chunk(task, configs)
+    n = min(len(configs), executor.workers * SHARES_PER_WORKER)
+    size = -(-len(configs) // n)
+    shares = [configs[i : i + size] for i in range(0, len(configs), size)]
+    return [s for part in executor.map(_score_chunk, shares, shared=task) for s in part]
+
+
 def _gold_ids(capture: ArmCapture, gold: Mapping[str, Collection[str]]) -> list[str]:
     missing = [q for q in gold if q not in capture.arms]
     if missing:
@@ -255,12 +284,14 @@ def grid_search(
     held_out: float = 0.3,
     seed: int = 0,
     baseline: FusionConfig | None = None,
+    executor: Executor | None = None,
 ) -> TuningReport:
     """Every combination of the grid's weights, `ks` and `mmr_lambdas`, scored on both splits.
 
     Only queries with gold are used. An all-zero weight vector is skipped
     (it ranks nothing). `baseline` defaults to production weights and k with
-    the first of `mmr_lambdas`.
+    the first of `mmr_lambdas`. `executor` (`memhtml.analysis.fanout`) shares
+    the configurations out to Ray workers; the report is the same.
     """
     g = {a: tuple((grid or DEFAULT_GRID).get(a, (DEFAULT_WEIGHTS[a],))) for a in ARMS}
     train, held = split_queries(_gold_ids(capture, gold), held_out, seed)
@@ -275,14 +306,15 @@ def grid_search(
         baseline=task.score(base),
         method="grid",
     )
+    configs = []
     for values in itertools.product(*(g[a] for a in ARMS)):
         if not any(values):
             continue
         weights = dict(zip(ARMS, values, strict=True))
         for k in ks:
             for lam in mmr_lambdas:
-                cfg = FusionConfig(weights, k, lam)
-                report.scored.append(task.score(cfg))
+                configs.append(FusionConfig(weights, k, lam))
+    report.scored = score_all(task, configs, executor)
     return report
 
 
@@ -300,12 +332,14 @@ def coordinate_search(
     limit: int = 10,
     held_out: float = 0.3,
     seed: int = 0,
+    executor: Executor | None = None,
 ) -> TuningReport:
     """Move one coordinate (an arm weight, or k) at a time to its best train value.
 
     Cheaper than the grid (sum instead of product of the axis sizes per
     round); stops early when a round changes nothing. Every configuration
-    visited is in the report with both means.
+    visited is in the report with both means. With `executor`, one axis's
+    unseen options are scored together on the workers; the walk is the same.
     """
     g = {a: tuple((grid or DEFAULT_GRID).get(a, (DEFAULT_WEIGHTS[a],))) for a in ARMS}
     train, held = split_queries(_gold_ids(capture, gold), held_out, seed)
@@ -323,12 +357,15 @@ def coordinate_search(
     seen: dict[str, Scored] = {current.label(): report.baseline}
     report.scored.append(report.baseline)
 
-    def visit(cfg: FusionConfig) -> Scored:
-        key = cfg.label()
-        if key not in seen:
-            seen[key] = task.score(cfg)
-            report.scored.append(seen[key])
-        return seen[key]
+    def visit(options: Sequence[FusionConfig]) -> list[Scored]:
+        fresh: dict[str, FusionConfig] = {}
+        for cfg in options:
+            if cfg.label() not in seen:
+                fresh.setdefault(cfg.label(), cfg)
+        for key, scored in zip(fresh, score_all(task, list(fresh.values()), executor), strict=True):
+            seen[key] = scored
+            report.scored.append(scored)
+        return [seen[cfg.label()] for cfg in options]
 
     best = report.baseline
     for _ in range(rounds):
@@ -345,8 +382,7 @@ def coordinate_search(
                     for v in g[axis]
                     if any({**best.config.weights, axis: v}.values())
                 )
-            for cfg in options:
-                s = visit(cfg)
+            for s in visit(list(options)):
                 if s.train > best.train:
                     best = s
         if best.config.label() == before:
@@ -365,5 +401,6 @@ __all__ = [
     "grid_search",
     "mean_metric",
     "production_config",
+    "score_all",
     "split_queries",
 ]

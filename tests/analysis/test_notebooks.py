@@ -145,3 +145,56 @@ def test_bench_report_fails_loudly_without_results(tmp_path: Path) -> None:
     proc = _run("bench_report.py", "--results", str(tmp_path))
     assert proc.returncode != 0
     assert "no harness results" in proc.stderr
+
+
+def test_rrf_tuning_on_ray_equals_serial(tmp_path: Path) -> None:
+    """`--ray` shares the grid out to a local cluster; the tuning summary is the same."""
+    pytest.importorskip("ray")
+    serial, ray = tmp_path / "serial.json", tmp_path / "ray.json"
+    proc = _run("rrf_tuning.py", env={"RRF_TUNING_OUT": str(serial)})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = _run("rrf_tuning.py", "--ray", "--workers", "2", env={"RRF_TUNING_OUT": str(ray)})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "scored on ray (2 worker(s))" in proc.stdout
+    assert json.loads(ray.read_text()) == json.loads(serial.read_text())
+
+
+def _partial_campaign(folder: Path) -> None:
+    """Two settings done, a third planned and not run yet (a campaign half-way)."""
+    from memhtml.analysis.campaign import CampaignFolder, Cell, CellOutcome
+
+    camp = CampaignFolder(folder)
+    camp.cells_dir.mkdir(parents=True)
+    cells = []
+    for i, setting in enumerate(("base", "new", "later")):
+        cid = f"{i:032d}"
+        cells.append({"cell": cid, "dataset": "d", "setting": setting, "harness": "locomo"})
+        if setting == "later":
+            continue
+        rows = [{"qid": f"q{j}", "category": "c", "recall@10": float(j % 2 or i)} for j in range(4)]
+        cell = Cell(cid, "d", setting, "locomo", (), {"setting": setting})
+        camp.write_cell(cell, CellOutcome(cid, rows=rows, metrics=["recall@10"]))
+    camp.write_manifest({"campaign": "half", "baseline": "base", "reps": 100, "cells": cells})
+
+
+def test_campaign_notebook_shows_the_table_as_it_fills(tmp_path: Path) -> None:
+    _partial_campaign(tmp_path / "camp")
+    proc = _run("campaign.py", "--campaign", str(tmp_path / "camp"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "campaign half: 2 of 3 cells done" in proc.stdout
+    lines = proc.stdout.splitlines()
+    base = next(x for x in lines if x.split()[:3] == ["d", "base", "recall@10"])
+    assert base.split()[3:5] == ["4", "0.5000"]  # n, mean
+    new = next(x for x in lines if x.split()[:3] == ["d", "new", "recall@10"])
+    assert new.split()[3:5] == ["4", "1.0000"]
+    assert "against base (paired by question)" in proc.stdout
+    delta = [x for x in lines if x.split()[:2] == ["d", "new"]][-1].split()
+    assert delta[3:7] == ["4", "0.5000", "1.0000", "0.5000"]  # n, baseline, value, delta
+
+
+def test_campaign_notebook_fails_loudly_without_a_campaign(tmp_path: Path) -> None:
+    proc = _run("campaign.py", "--campaign", str(tmp_path))
+    assert proc.returncode != 0
+    assert "not a campaign folder" in proc.stderr
+    proc = _run("campaign.py")
+    assert proc.returncode != 0 and "--campaign DIR" in proc.stderr

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 from memhtml.contracts.dates import is_strict_datetime
 
@@ -40,8 +40,30 @@ def _frozen_mapping(value: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(value))
 
 
+class _Picklable:
+    """Pickles a frozen record whose mapping fields are read-only proxies.
+
+    A ``mappingproxy`` cannot be pickled, and the harnesses ship questions to
+    other processes (``--ray``): the proxy travels as a plain dict and is
+    frozen again on arrival.
+    """
+
+    _frozen_fields: ClassVar[tuple[str, ...]] = ()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for name in self._frozen_fields:
+            state[name] = dict(state[name])
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for name in self._frozen_fields:
+            object.__setattr__(self, name, _frozen_mapping(state[name]))
+
+
 @dataclass(frozen=True)
-class Doc:
+class Doc(_Picklable):
     """One retrievable unit: a dialog turn, a fact, a chat message.
 
     ``timestamp`` is a canonical instant or a date, None when unknown.
@@ -54,6 +76,7 @@ class Doc:
     speaker: str | None = None
     session_id: str | None = None
     meta: Mapping[str, str] = field(default_factory=dict)
+    _frozen_fields = ("meta",)
 
     def __post_init__(self) -> None:
         if not self.doc_id:
@@ -70,7 +93,7 @@ class Doc:
 
 
 @dataclass(frozen=True)
-class Question:
+class Question(_Picklable):
     """One benchmark question, asked against its own corpus only.
 
     ``gold_ids`` are doc ids (deduplicated, in the benchmark's order); empty
@@ -83,6 +106,7 @@ class Question:
     category: str
     gold_ids: tuple[str, ...]
     meta: Mapping[str, Any] = field(default_factory=dict)
+    _frozen_fields = ("meta",)
 
     def __post_init__(self) -> None:
         if not self.qid:
@@ -160,7 +184,7 @@ class MalformedId:
 
 
 @dataclass(frozen=True)
-class LoadReport:
+class LoadReport(_Picklable):
     """What a loader read, emitted, repaired and skipped.
 
     ``counts`` holds benchmark-specific totals (sessions, turns, facts...);
@@ -175,6 +199,7 @@ class LoadReport:
     skipped: tuple[SkippedQuestion, ...] = ()
     malformed_ids: tuple[MalformedId, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
+    _frozen_fields = ("counts",)
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
