@@ -138,10 +138,7 @@ class ParsePool:
             return
         pool, self._pool = self._pool, None
         if abandon:
-            processes = getattr(pool, "_processes", None) or {}
-            for process in list(processes.values()):
-                with contextlib.suppress(OSError, AttributeError):
-                    process.kill()
+            _kill_workers(pool)
         pool.shutdown(wait=not abandon, cancel_futures=True)
 
     def __enter__(self) -> ParsePool:
@@ -154,6 +151,30 @@ class ParsePool:
         tb: TracebackType | None,
     ) -> None:
         self.close(abandon=exc_type is not None)
+
+
+def _kill_workers(pool: Any) -> None:
+    """Kill an abandoned pool's workers and let its manager thread see them gone.
+
+    The workers share one result pipe. A worker killed in the middle of writing a
+    result leaves a partial message, and the executor's manager thread would wait in
+    `recv` for the rest forever, since this process holds the pipe's write end too
+    (and the interpreter's exit joins that thread). So once the workers are dead,
+    this process closes its write end: the `recv` ends in EOF, the executor marks
+    itself broken, and its thread ends. (ProcessPoolExecutor's `_processes` and
+    `_result_queue` are private; any other shape is left to the plain shutdown.)
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        with contextlib.suppress(OSError, AttributeError, ValueError):
+            process.kill()
+    for process in processes:
+        with contextlib.suppress(OSError, AttributeError, ValueError, AssertionError):
+            process.join(5)
+    writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+    if writer is not None:
+        with contextlib.suppress(OSError):
+            writer.close()
 
 
 def map_chunks(

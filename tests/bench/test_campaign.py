@@ -18,7 +18,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("duckdb")
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = ROOT / "tests" / "eval" / "samples"
+SAMPLES = ROOT / "memhtml" / "eval" / "benchmarks" / "samples"
 
 
 def write_spec(tmp_path: Path, name: str = "spec.json", **over: Any) -> Path:

@@ -25,7 +25,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 from memhtml.analysis import fanout  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = ROOT / "tests" / "eval" / "samples"
+SAMPLES = ROOT / "memhtml" / "eval" / "benchmarks" / "samples"
 
 
 @pytest.fixture(scope="module")

@@ -152,31 +152,40 @@ def test_map_chunks_uses_workers_from_the_threshold_on(monkeypatch: pytest.Monke
 
 
 _UNWIND = """
-import sys, time
+import sys, threading, time
 from memhtml.index import parallel
 
-def stuck(chunk):
+def stuck(chunk):  # never ends
     while True:
         time.sleep(1)
 
+def big(chunk):  # results of 32 MiB: a kill lands in the middle of writing one
+    return [b"x" * (32 << 20) for _ in chunk]
+
 parallel.usable_cpus = lambda: 2
+task = stuck if sys.argv[1] == "stuck" else big
 try:
     with parallel.ParsePool(10, min_items=1) as pool:
         assert pool.parallel
-        pool.submit(stuck, [1])
+        jobs = [pool.submit(task, [i]) for i in range(6)]
         workers = list(pool._pool._processes.values())
+        time.sleep(0.5)
         raise KeyboardInterrupt
 except KeyboardInterrupt:
     pass
 for worker in workers:
     worker.join(timeout=30)
-print(len(workers), sum(w.is_alive() for w in workers))
+print(len(workers), sum(w.is_alive() for w in workers), flush=True)
 """
 
 
-def test_an_unwinding_caller_kills_its_workers_instead_of_waiting(tmp_path: Path) -> None:
-    # A worker forked while another thread held a lock it needs never finishes; a caller
-    # unwinding (an error, SIGTERM) must not wait for it, or the process hangs at exit.
+@pytest.mark.parametrize("task", ["stuck", "big"])
+def test_an_unwinding_caller_kills_its_workers_and_the_process_ends(
+    tmp_path: Path, task: str
+) -> None:
+    # A worker that never finishes, or one killed while it writes a result (its partial
+    # message would hold the executor's thread, and the interpreter's exit joins it):
+    # a caller unwinding (an error, SIGTERM) must not wait for either.
     import subprocess
     import sys
 
@@ -184,10 +193,14 @@ def test_an_unwinding_caller_kills_its_workers_instead_of_waiting(tmp_path: Path
     script.write_text(_UNWIND)
     try:
         out = subprocess.run(
-            [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+            [sys.executable, str(script), task],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail("the pool waited for a worker that never ends")
+        pytest.fail("the process waited for an abandoned pool")
     assert out.returncode == 0, out.stderr
     started, alive = map(int, out.stdout.split())
     assert started >= 1 and alive == 0
