@@ -35,7 +35,7 @@ ENVIRONMENT: Final[dict[str, str]] = {
     ),
     "MEMHTML_ANN_MIN_ROWS": (
         "vectors from which search asks the approximate graph instead of scanning them all"
-        " (default 50000; needs the ann extra)"
+        " (default 100000; needs the ann extra)"
     ),
     "MEMHTML_LOCK_TIMEOUT": "seconds a writer waits for the repository lock (default 30)",
     "MEMHTML_TRACE_ROOT": "session transcripts `trace index` reads (default ~/.claude/projects)",

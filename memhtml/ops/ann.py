@@ -41,7 +41,10 @@ if TYPE_CHECKING:
 log = get_logger("memhtml")
 
 ENV_MIN_ROWS: Final = "MEMHTML_ANN_MIN_ROWS"
-DEFAULT_MIN_ROWS: Final = 50_000
+# The break-even of a cold CLI search (docs/benchmarks.md): below it, importing the graph
+# library costs a one-shot process more than scanning every vector (a process that keeps
+# searching gains from ~20k rows: lower it for a long-lived server).
+DEFAULT_MIN_ROWS: Final = 100_000
 # Rows the exact scan ranks, times this: how many the graph nominates.
 ANN_FETCH_FACTOR: Final = 2
 # A scoped search asks the graph for at most this many nominees before scanning exactly.

@@ -97,7 +97,7 @@ def test_explain_says_why_below_the_threshold(store):
         result = c.search("checkout-api retry budget", explain=True)
         plain = c.search("checkout-api retry budget")
     assert result.vector_search["method"] == "exact"
-    assert "below MEMHTML_ANN_MIN_ROWS (50000)" in result.vector_search["why"]
+    assert "below MEMHTML_ANN_MIN_ROWS (100000)" in result.vector_search["why"]
     assert "vector_search" not in plain.to_data()  # only when explain asks
 
 
