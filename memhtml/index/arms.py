@@ -30,21 +30,6 @@ if TYPE_CHECKING:
     from memhtml.index.members import Members
 
 
-def vector_candidates(
-    conn: sqlite3.Connection,
-    matrix: LoadedMatrix,
-    query_vector: npt.NDArray[Any],
-    scope: Scope,
-    want: int,
-    *,
-    norms: npt.NDArray[Any] | None = None,
-) -> list[tuple[str, float]]:
-    """(content_hash, best chunk cosine) for the top memories, best first, scope-aware."""
-    return best_vectors(
-        matrix, query_vector, want, norms=norms, mask=scope_mask(conn, matrix, scope)
-    )
-
-
 def scope_mask(
     conn: sqlite3.Connection, matrix: LoadedMatrix, scope: Scope
 ) -> npt.NDArray[Any] | None:
