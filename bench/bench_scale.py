@@ -125,6 +125,8 @@ def many(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def step_git(root: Path, n: int) -> dict[str, Any]:
     index = root / ".git" / "index"
     status = ["git", "-C", str(root), "--no-optional-locks", "status", "--porcelain=v1", "-z"]
+    # The index's stat data current first (a copied store's is not: every file would hash).
+    subprocess.run(["git", "-C", str(root), "update-index", "-q", "--refresh"], check=False)
     plain = [child(status) for _ in range(3)]
     tuned = {
         "core.untrackedCache": "true",
@@ -267,9 +269,10 @@ def server_status():
             continue
         try:
             cmd = (entry / "cmdline").read_bytes()
-            if b"memhtml-mcp" in cmd and root.encode() in cmd:
-                text = (entry / "status").read_text()
-                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if b"memhtml-mcp" not in cmd or root.encode() not in cmd:
+                continue
+            text = (entry / "status").read_text()
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
         hwm = [l for l in text.splitlines() if l.startswith("VmHWM")][0].split()[1]
@@ -362,15 +365,17 @@ def main() -> None:
     parser.add_argument("--steps", nargs="+", default=STEPS, choices=STEPS)
     args = parser.parse_args()
     target = RESULTS / "scale.json"
-    merged: dict[str, Any] = json.loads(target.read_text()) if target.exists() else {}
-    sizes = merged.setdefault("sizes", {})
     for n in args.sizes:
         row = run(n, list(args.steps))
-        sizes.setdefault(str(n), {}).update(row)
-        sizes[str(n)]["machine"] = machine()
+        # Re-read just before writing: runs of other sizes may have landed meanwhile.
+        merged: dict[str, Any] = json.loads(target.read_text()) if target.exists() else {}
+        merged["benchmark"] = "scale"
+        entry = merged.setdefault("sizes", {}).setdefault(str(n), {})
+        entry.update(row)
+        entry["machine"] = machine()
         RESULTS.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps({"benchmark": "scale", **merged}, indent=2) + "\n")
-    print(json.dumps(merged, indent=2))
+        target.write_text(json.dumps(merged, indent=2) + "\n")
+        print(json.dumps(entry, indent=2))
 
 
 if __name__ == "__main__":

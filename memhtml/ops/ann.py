@@ -123,12 +123,6 @@ def plan(
     corpus: Corpus, matrix: LoadedMatrix, scope: Scope, want: int, *, exact: bool
 ) -> VectorPlan:
     """Choose the scan for one search (on the caller's thread: the scope asks SQLite)."""
-    import numpy as np
-
-    from memhtml.embed import ann
-    from memhtml.index.arms import scope_mask
-    from memhtml.index.retrieval import VECTOR_OVERSAMPLE
-
     rows, floor = matrix.rows, ann_min_rows()
     if exact:
         return VectorPlan(
@@ -141,6 +135,12 @@ def plan(
             rows,
             mask=_mask(corpus, matrix, scope),
         )
+    import numpy as np
+
+    from memhtml.embed import ann  # only past the threshold: a small store never loads it
+    from memhtml.index.arms import scope_mask
+    from memhtml.index.retrieval import VECTOR_OVERSAMPLE
+
     if not ann.available():
         return VectorPlan(
             "exact",

@@ -197,3 +197,19 @@ def test_a_cold_read_rebuilds_a_graph_a_kill_left_unfinished(store, floor):
     manifest.unlink()  # killed before the first manifest: no graph at all
     again = cli(store, "search", "ledger-service cron schedule", "--explain")["data"]
     assert again["vector_search"]["method"] == "ann"
+
+
+def test_a_search_below_the_threshold_never_imports_the_graph_library(store):
+    """The cold path below MEMHTML_ANN_MIN_ROWS costs what it did: no usearch import."""
+    code = (
+        "import sys, io, json; from memhtml.cli.main import run; buf = io.StringIO();"
+        "run(['search', 'checkout-api retry budget', '--dense'], stdout=buf);"
+        "print(json.dumps([m for m in ('usearch', 'usearch.index', 'memhtml.embed.ann')"
+        " if m in sys.modules]))"
+    )
+    env = {**os.environ, "MEMHTML_ROOT": str(store), "MEMHTML_EMBED": "fake"}
+    env.pop(ENV_MIN_ROWS, None)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
