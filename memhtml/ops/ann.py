@@ -262,12 +262,12 @@ class GraphKeeper:
     def after_write(self) -> None:
         """A write door's upkeep: fold the tail into an existing graph once it is
         `FOLD_ROWS` long. Never builds a first graph (a read or `index embed` does)."""
+        matrix = self.corpus.vector_matrix()
+        if matrix is None or matrix.rows < ann_min_rows():
+            return  # a small store never loads the graph's modules
         from memhtml.embed import ann
 
         if not ann.available():
-            return
-        matrix = self.corpus.vector_matrix()
-        if matrix is None or matrix.rows < ann_min_rows():
             return
         manifest = ann.read_manifest(self._dir(), matrix.header.epoch)
         if manifest is None or not manifest.matches(matrix):
