@@ -213,3 +213,26 @@ def test_a_search_below_the_threshold_never_imports_the_graph_library(store):
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
     )
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_write_door_folds_a_long_tail_into_the_graph(tmp_path, monkeypatch):
+    """Writes are added to the graph by insertion once their tail reaches FOLD_ROWS; the
+    file keeps the rows it had (a prefix), so nothing is rebuilt."""
+    from bench.synth import synth_ops
+    from memhtml.ops.ann import FOLD_ROWS
+
+    monkeypatch.setenv(ENV_MIN_ROWS, "500")
+    root = build_store(tmp_path / "memory", 800, seed=5)
+    with memhtml.open(root, embedder="fake") as c:
+        c.index.rebuild(embed=True)
+        before = c.search("pricing-engine rate limiter", explain=True).vector_search
+        assert before["method"] == "ann" and before["tail_rows"] == 0
+        small = c.apply(synth_ops(10, seed=8, offset=10_000))
+        assert small.failure is None
+        mid = c.search("pricing-engine rate limiter", explain=True).vector_search
+        assert mid["graph_rows"] == before["graph_rows"] and mid["tail_rows"] >= 10
+        big = c.apply(synth_ops(FOLD_ROWS, seed=9, offset=20_000))
+        assert big.failure is None
+        after = c.search("pricing-engine rate limiter", explain=True).vector_search
+    assert after["method"] == "ann" and after["tail_rows"] == 0
+    assert after["graph_rows"] >= before["graph_rows"] + FOLD_ROWS
