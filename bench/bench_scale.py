@@ -268,8 +268,11 @@ def server_status():
         if not entry.name.isdigit():
             continue
         try:
-            cmd = (entry / "cmdline").read_bytes()
-            if b"memhtml-mcp" not in cmd or root.encode() not in cmd:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            # the server's own argv (this script's -c text names memhtml-mcp too)
+            if int(entry.name) == os.getpid() or not any(
+                a.endswith(b"/memhtml-mcp") for a in argv[:2]
+            ) or root.encode() not in argv:
                 continue
             text = (entry / "status").read_text()
             stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()

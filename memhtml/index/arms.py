@@ -42,13 +42,29 @@ def scope_mask(
         return None
     keys = matrix.keys[: matrix.rows]
     where, params = scope.sql("f")
-    allowed = [
-        matrix_key(r[0]).encode("ascii")
-        for r in conn.execute(f"SELECT DISTINCT f.content_hash FROM files f WHERE {where}", params)
-    ]
-    if not allowed:
+    # The in-scope keys as one string SQLite concatenates (a key is the 64 hex digits
+    # after "sha256:"): no Python object per memory, ~3x cheaper at 100k in scope.
+    count, joined = conn.execute(
+        "SELECT count(*), group_concat(substr(h, 8), '') FROM (SELECT DISTINCT"
+        f" f.content_hash AS h FROM files f WHERE {where})",
+        params,
+    ).fetchone()
+    if not count:
         return np.zeros(matrix.rows, bool)
-    return np.isin(keys, np.array(allowed, dtype=keys.dtype))
+    raw = str(joined).encode("ascii", "replace")
+    if len(raw) == count * 64 and raw.isalnum():
+        allowed = np.frombuffer(raw, dtype=keys.dtype)
+    else:  # a hash of another spelling: key by key
+        allowed = np.array(
+            [
+                matrix_key(r[0]).encode("ascii")
+                for r in conn.execute(
+                    f"SELECT DISTINCT f.content_hash FROM files f WHERE {where}", params
+                )
+            ],
+            dtype=keys.dtype,
+        )
+    return np.isin(keys, allowed)
 
 
 def best_vectors(
