@@ -216,14 +216,15 @@ WARM = """
 import json, os, statistics, sys, time, resource
 import memhtml
 from bench.bench_search import queries
-root, count = sys.argv[1], int(sys.argv[2])
+root, count, scoped = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
 def p50(v): return sorted(v)[len(v) // 2]
 with memhtml.open(root, embedder="fake") as c:
     qs = queries(count + 5, seed=13)
     for q in qs[:5]:
         c.search(q)
     out = {}
-    for label, filters in (("default", {}), ("type_semantic", {"type": ["semantic"]})):
+    scopes = [("default", {})] + ([("type_semantic", {"type": ["semantic"]})] if scoped else [])
+    for label, filters in scopes:
         wall, cpu, wall_e, cpu_e, agree, methods = [], [], [], [], [], set()
         for q in qs[5:]:
             t, p = time.perf_counter(), time.process_time()
@@ -249,8 +250,12 @@ with memhtml.open(root, embedder="fake") as c:
 """
 
 
-def step_search_warm(root: Path, n: int, count: int = 100) -> dict[str, Any]:
-    row = child([PY, "-c", WARM, str(root), str(count)], env=env(root))
+WARM_QUERIES = {"count": 100, "scoped": 1}
+
+
+def step_search_warm(root: Path, n: int) -> dict[str, Any]:
+    count, scoped = WARM_QUERIES["count"], WARM_QUERIES["scoped"]
+    row = child([PY, "-c", WARM, str(root), str(count), str(scoped)], env=env(root))
     return {**strip(row), **json.loads(row["out"].strip().splitlines()[-1])}
 
 
@@ -366,7 +371,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000, 1000000])
     parser.add_argument("--steps", nargs="+", default=STEPS, choices=STEPS)
+    parser.add_argument("--warm-queries", type=int, default=100)
+    parser.add_argument("--no-scoped", action="store_true", help="skip the scoped warm searches")
     args = parser.parse_args()
+    WARM_QUERIES.update(count=args.warm_queries, scoped=0 if args.no_scoped else 1)
     target = RESULTS / "scale.json"
     for n in args.sizes:
         row = run(n, list(args.steps))
