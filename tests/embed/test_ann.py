@@ -170,3 +170,26 @@ def test_the_lock_file_is_not_data(tmp_path):
     VectorMatrix(tmp_path).reset("e1", MODEL, DIM)
     assert (tmp_path / ann.LOCK_NAME).exists()
     assert os.listdir(tmp_path)  # the new generation's files
+
+
+def test_a_matrix_sync_reads_the_vectors_a_page_at_a_time(corpus, repo):
+    """The matrix equals the embeddings table in seq order whatever the page (a million
+    vectors are never read at once)."""
+    from memhtml.domain.vectors import vector_from_blob
+    from memhtml.index.embedding import matrix_key, stored_space, sync_matrix, vectors_dir
+
+    corpus.apply(
+        [
+            {"op": "write", "type": "semantic", "title": f"page {i}", "claim": f"Paged {i}."}
+            for i in range(11)
+        ]
+    )
+    conn = corpus.conn
+    _, _, epoch = stored_space(conn)
+    VectorMatrix(vectors_dir(repo)).reset(epoch, "memhtml-fake-v1", 384)
+    loaded = sync_matrix(conn, repo, epoch, page=3)
+    rows = conn.execute("SELECT content_hash, vector FROM embeddings ORDER BY seq").fetchall()
+    assert loaded is not None and loaded.rows == len(rows) == 11
+    assert [loaded.key(i) for i in range(11)] == [matrix_key(h) for h, _ in rows]
+    assert np.array_equal(loaded.vectors, np.stack([vector_from_blob(v) for _, v in rows]))
+    assert loaded.max_seq == conn.execute("SELECT max(seq) FROM embeddings").fetchone()[0]
