@@ -68,6 +68,26 @@ SUFFIX: Final = ".ann"
 BUILD_BATCH: Final = 65536
 
 
+def _index_class() -> Any:
+    """usearch's `Index`, imported after onnxruntime when that is installed.
+
+    The other way round, importing onnxruntime (1.32) in a process that loaded
+    usearch (2.26) crashes it (SIGSEGV; either order of use works once both are
+    loaded). A search starts the local model on one thread while it plans the
+    vector scan on another, so the order is fixed here, where usearch is loaded.
+    """
+    import sys
+
+    if "usearch.index" not in sys.modules and "onnxruntime" not in sys.modules:
+        import importlib.util
+
+        if importlib.util.find_spec("onnxruntime") is not None:
+            import onnxruntime  # noqa: F401  (loaded first: see above)
+    from usearch.index import Index
+
+    return Index
+
+
 def available() -> bool:
     """True when the graph library is installed (asked without importing it)."""
     import importlib.util
@@ -148,9 +168,7 @@ def load(directory: Path, matrix: LoadedMatrix) -> AnnGraph | None:
         return None
     path = directory / manifest.file
     try:
-        from usearch.index import Index
-
-        index = Index.restore(str(path), view=True)
+        index = _index_class().restore(str(path), view=True)
     except Exception:  # a damaged or truncated file: the caller rebuilds it
         return None
     if index is None or len(index) != manifest.rows or index.ndim != manifest.dim:
@@ -178,9 +196,7 @@ def builder_lock(directory: Path, *, wait: bool) -> Iterator[bool]:
 
 
 def _new_index(dim: int) -> Any:
-    from usearch.index import Index
-
-    return Index(
+    return _index_class()(
         ndim=dim,
         metric="cos",
         dtype=DTYPE,
@@ -220,9 +236,7 @@ def update(
             return current
         index: Any = None
         if current is not None:
-            from usearch.index import Index
-
-            index = Index.restore(str(directory / current.manifest.file))  # writable copy
+            index = _index_class().restore(str(directory / current.manifest.file))  # writable
             start = current.rows
         if index is None:
             index, start = _new_index(matrix.header.dim), 0

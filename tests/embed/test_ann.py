@@ -193,3 +193,26 @@ def test_a_matrix_sync_reads_the_vectors_a_page_at_a_time(corpus, repo):
     assert [loaded.key(i) for i in range(11)] == [matrix_key(h) for h, _ in rows]
     assert np.array_equal(loaded.vectors, np.stack([vector_from_blob(v) for _, v in rows]))
     assert loaded.max_seq == conn.execute("SELECT max(seq) FROM embeddings").fetchone()[0]
+
+
+def test_the_graph_and_the_local_model_share_a_process(tmp_path):
+    """Loaded in the wrong order, usearch then onnxruntime crash the process (SIGSEGV): the
+    graph's module loads onnxruntime first, and the local model then embeds as usual."""
+    import importlib.util
+
+    if importlib.util.find_spec("onnxruntime") is None:
+        pytest.skip("onnxruntime is not installed")
+    grow(tmp_path, 50, seed=10)
+    code = (
+        "import sys; from pathlib import Path; from memhtml.embed import ann;"
+        " from memhtml.embed.matrix import VectorMatrix;"
+        f" m = VectorMatrix(Path({str(tmp_path)!r})).load('e1', {MODEL!r}, {DIM});"
+        f" g = ann.update(Path({str(tmp_path)!r}), m); assert g is not None;"
+        " from memhtml.embed.registry import get_embedder;"
+        " v = get_embedder('local').embed_query('drain the pool first'); print(len(v))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    assert out.stdout.strip().splitlines()[-1] == "384"
