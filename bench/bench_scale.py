@@ -198,7 +198,7 @@ def step_write(root: Path, n: int, count: int = 5) -> dict[str, Any]:
                 "--title",
                 f"scale probe {time.time_ns()} {i}",
                 "--claim",
-                f"The scale probe {i} measured one write at {n} memories.",
+                f"The scale probe {time.time_ns()} measured write {i} at {n} memories.",
             )
         )
     return many(rows)
@@ -273,7 +273,7 @@ def server_status():
         if not entry.name.isdigit():
             continue
         try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            argv = (entry / "cmdline").read_bytes().split(b"\\0")
             # the server's own argv (this script's -c text names memhtml-mcp too)
             if int(entry.name) == os.getpid() or not any(
                 a.endswith(b"/memhtml-mcp") for a in argv[:2]
@@ -308,7 +308,7 @@ async def main():
             t = time.perf_counter()
             r = await client.call_tool("memory_write", {
                 "title": f"mcp probe {time.time_ns()} {i}", "memory_type": "semantic",
-                "claim": f"The MCP probe {i} wrote one memory."})
+                "claim": f"The MCP probe {time.time_ns()} wrote memory {i}."})
             writes.append(time.perf_counter() - t)
             assert (r.structured_content or {}).get("ok"), r
         t = time.perf_counter()
