@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -120,15 +121,19 @@ def synth_ops(n: int, seed: int = 0, offset: int = 0) -> list[dict[str, Any]]:
     return [{"op": "write", **_memory(rng, offset + i)} for i in range(n)]
 
 
-def synth_files(n: int, seed: int = 0, now: str = "2026-01-01T00:00:00Z") -> dict[str, bytes]:
-    """`n` rendered memory files by path (what a store of n memories holds)."""
-    files: dict[str, bytes] = {}
+def synth_items(
+    n: int, seed: int = 0, now: str = "2026-01-01T00:00:00Z"
+) -> Iterator[tuple[str, bytes]]:
+    """`n` rendered memory files as (path, bytes), one at a time (a 1M store never sits
+    in memory whole)."""
+    taken: set[str] = set()
     for op in synth_ops(n, seed):
         path = placement_for(op["type"], op["title"], tags=op["tag"])
         ordinal = 1
-        while with_ordinal(path, ordinal) in files:
+        while with_ordinal(path, ordinal) in taken:
             ordinal += 1
         path = with_ordinal(path, ordinal)
+        taken.add(path)
         etype, _, ename = op["entity"][0].partition(":")
         new = NewMemory(
             title=op["title"],
@@ -141,8 +146,12 @@ def synth_files(n: int, seed: int = 0, now: str = "2026-01-01T00:00:00Z") -> dic
             entities=((etype, ename),),
             event_at=op["event_at"],
         )
-        files[path] = render_memory(new).encode("utf-8")
-    return files
+        yield path, render_memory(new).encode("utf-8")
+
+
+def synth_files(n: int, seed: int = 0, now: str = "2026-01-01T00:00:00Z") -> dict[str, bytes]:
+    """`n` rendered memory files by path (what a store of n memories holds)."""
+    return dict(synth_items(n, seed, now))
 
 
 def build_store(root: Path, n: int, seed: int = 0) -> Path:
@@ -150,12 +159,18 @@ def build_store(root: Path, n: int, seed: int = 0) -> Path:
     from memhtml.store.layout import init_repo
 
     init_repo(root)
-    for rel, data in synth_files(n, seed).items():
+    made: set[Path] = set()
+    for rel, data in synth_items(n, seed):
         target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.add(target.parent)
         target.write_bytes(data)
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(
         ["git", "commit", "-q", "--no-verify", "-m", f"bench: {n} memories"], cwd=root, check=True
     )
+    # Packed, as a store grown through memhtml's writes is (its upkeep repacks): a million
+    # loose objects would make the first write's upkeep pack them all.
+    subprocess.run(["git", "repack", "-a", "-d", "-q"], cwd=root, check=True)
     return root

@@ -46,6 +46,10 @@ ENVIRONMENT: Final[dict[str, str]] = {
     "MEMHTML_VECTOR_COVERAGE_FLOOR": (
         "share of chunks with vectors below which the vector arm is dropped (default 0.5)"
     ),
+    "MEMHTML_ANN_MIN_ROWS": (
+        "vectors from which search asks the approximate graph instead of scanning them all"
+        " (default 100000; needs the ann extra)"
+    ),
     "MEMHTML_LOCK_TIMEOUT": "seconds a writer waits for the repository lock (default 30)",
     "MEMHTML_TRACE_ROOT": "session transcripts `trace index` reads (default ~/.claude/projects)",
     "MEMHTML_NOW": "fixed clock (ISO instant) for reproducible runs and tests",
@@ -501,6 +505,12 @@ COMMANDS = (
             Param(
                 "explain", "per hit, each arm's rank and contribution", type="bool", default=False
             ),
+            Param(
+                "exact",
+                "scan every vector even where the approximate graph would answer (the oracle)",
+                type="bool",
+                default=False,
+            ),
             *_SEARCH_TUNING,
             Param("embedder", "embedder for the query: local, fake, bedrock, off"),
         ),
@@ -509,6 +519,9 @@ COMMANDS = (
         details=(
             "Never bumps salience. When no query vector can be had (embedder off or missing,"
             " another model's index) the vector arm is dropped and data.degraded is true."
+            " From MEMHTML_ANN_MIN_ROWS vectors (with the ann extra installed) the vector arm"
+            " asks an approximate graph; --exact scans them all, and --explain says which"
+            " (data.vector_search.method: exact, exact_scope or ann)."
         ),
     ),
     Command(

@@ -59,6 +59,7 @@ def neighbor_pairs(
         hit_rows, hit_cols = np.nonzero(sims >= floor - margin)
         if hit_rows.size == 0:
             continue
+        hit_rows, hit_cols = _shortlist(hit_rows, hit_cols, sims[hit_rows, hit_cols], k, margin)
         hit_rows = hit_rows + start
         exact = _cosines(unit, hit_rows, hit_cols)
         ok = exact >= floor
@@ -76,6 +77,30 @@ def neighbor_pairs(
     out = [(int(i), int(j), float(v)) for (i, j), v in zip(pairs, values, strict=True)]
     out.sort(key=lambda p: (-p[2], p[0], p[1]))
     return out if limit is None else out[: max(0, limit)]
+
+
+def _shortlist(
+    rows: npt.NDArray[np.intp],
+    cols: npt.NDArray[np.intp],
+    values: npt.NDArray[np.float32],
+    k: int,
+    margin: float,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """The hits that can still be among their row's `k` best once their exact cosines are
+    known: a row's hits below its k-th best float32 value by more than three margins are
+    beaten by at least `k` others whatever the rounding (each float32 value is within one
+    margin of its exact cosine), so they are dropped before the float64 pass and the
+    per-source loop. Without this a row of a clustered store offers every partner above
+    the floor (hundreds at 10k, thousands at 100k) to a Python loop."""
+    order = np.lexsort((-values, rows))  # rows as they came (ascending), best value first
+    rows, cols, values = rows[order], cols[order], values[order]
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    counts = np.diff(np.r_[starts, rows.size])
+    kth = np.full(starts.size, -np.inf, dtype=np.float64)
+    full = counts >= k
+    kth[full] = values[starts[full] + k - 1]
+    keep = values >= np.repeat(kth, counts) - 3 * margin
+    return rows[keep], cols[keep]
 
 
 def _cosines(unit: npt.NDArray[np.float64], a: Any, b: Any) -> npt.NDArray[np.float64]:

@@ -48,14 +48,30 @@ def _bucket_and_sign(feature: str, dim: int) -> tuple[int, int]:
     return (value >> 1) % dim, 1 if value & 1 else -1
 
 
+def _word_features(word: str) -> list[tuple[str, float]]:
+    padded = f"<{word}>"
+    return [("w:" + word, WORD_WEIGHT)] + [
+        ("c:" + padded[i : i + 3], TRIGRAM_WEIGHT) for i in range(len(padded) - 2)
+    ]
+
+
 def features(text: str) -> list[tuple[str, float]]:
     """The weighted hashed features of ``text`` (exposed for tests and explanation)."""
     out: list[tuple[str, float]] = []
     for word in _WORD.findall(text.lower()):
-        out.append(("w:" + word, WORD_WEIGHT))
-        padded = f"<{word}>"
-        out.extend(("c:" + padded[i : i + 3], TRIGRAM_WEIGHT) for i in range(len(padded) - 2))
+        out.extend(_word_features(word))
     return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _word_terms(word: str, dim: int) -> tuple[tuple[int, float], ...]:
+    """One word's (bucket, signed weight) terms, in `features` order: words repeat a lot,
+    so a text costs a cache lookup per word instead of hashing per feature."""
+    terms = []
+    for feature, weight in _word_features(word):
+        bucket, sign = _bucket_and_sign(feature, dim)
+        terms.append((bucket, sign * weight))
+    return tuple(terms)
 
 
 class FakeEmbedder:
@@ -73,10 +89,13 @@ class FakeEmbedder:
 
         rows = np.zeros((len(texts), self.dim), dtype=np.float64)
         for r, text in enumerate(texts):
-            row = rows[r]
-            for feature, weight in features(text):
-                bucket, sign = _bucket_and_sign(feature, self.dim)
-                row[bucket] += sign * weight
+            # Python floats are float64 and the terms add in `features` order, so the
+            # row equals a float64 numpy accumulation bit for bit, ~7x faster.
+            row = [0.0] * self.dim
+            for word in _WORD.findall(text.lower()):
+                for bucket, value in _word_terms(word, self.dim):
+                    row[bucket] += value
+            rows[r] = row
         return rows.astype(np.float32)
 
     def embed_documents(self, texts: Sequence[str]) -> FloatArray:

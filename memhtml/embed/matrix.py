@@ -64,7 +64,7 @@ LOCK_NAME = ".lock"
 
 _EPOCH = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _HEX = re.compile(rb"^[0-9a-f]{64}$")
-_DATA_SUFFIXES = (".f32", ".keys", ".json", ".tmp")
+_DATA_SUFFIXES = (".f32", ".keys", ".json", ".tmp", ".ann")  # .ann: the graph (embed/ann.py)
 
 
 @dataclass(frozen=True)

@@ -357,8 +357,14 @@ def _run_probes(
     degraded = False
     last = None
     for probe in probes:
+        # The exact scan: the gate is the oracle approximate search is measured against.
         last = corpus.search(
-            probe.query, limit=SEARCH_LIMIT, weights=weights, mmr_lambda=mmr_lambda, explain=True
+            probe.query,
+            limit=SEARCH_LIMIT,
+            weights=weights,
+            mmr_lambda=mmr_lambda,
+            explain=True,
+            exact=True,
         )
         degraded = degraded or last.degraded
         results.append(score_probe(probe, last))

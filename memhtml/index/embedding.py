@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memhtml.embed")
 EMBED_BATCH: Final = 64
+SYNC_PAGE: Final = 32768  # vectors a matrix sync reads per query (~50 MB at 384 dims)
 _SCOPE_CHUNK: Final = 500
 
 
@@ -288,9 +289,10 @@ def embed_missing(
 
 
 def sync_matrix(
-    conn: sqlite3.Connection, root: Path, epoch: str | None = None
+    conn: sqlite3.Connection, root: Path, epoch: str | None = None, *, page: int = SYNC_PAGE
 ) -> LoadedMatrix | None:
-    """Bring the memory-mapped matrix up to the embeddings table and return it loaded."""
+    """Bring the memory-mapped matrix up to the embeddings table and return it loaded
+    (reading `page` vectors per query)."""
     from memhtml.domain.vectors import vector_from_blob
     from memhtml.embed.matrix import VectorMatrix
 
@@ -308,14 +310,23 @@ def sync_matrix(
     if since is not None and max_seq > since:
         import numpy as np
 
-        rows = conn.execute(
-            "SELECT seq, content_hash, vector FROM embeddings WHERE seq > ? AND model = ?"
-            " ORDER BY seq",
-            (since, model),
-        ).fetchall()
-        if rows:
+        # A page at a time: a million vectors read at once held ~3.5 GB (the BLOBs, then
+        # their stacked copy); each page's header is published, so a kill keeps the pages
+        # already appended.
+        while True:
+            rows = conn.execute(
+                "SELECT seq, content_hash, vector FROM embeddings WHERE seq > ? AND model = ?"
+                " AND seq <= ? ORDER BY seq LIMIT ?",
+                (since, model, max_seq, page),
+            ).fetchall()
+            if not rows:
+                break
             keys = [matrix_key(r[1]) for r in rows]
             vectors = np.stack([vector_from_blob(r[2]) for r in rows]).astype(np.float32)
-            matrix.append(epoch, model, dim, keys, vectors, max_seq=int(max_seq))
+            last = int(rows[-1][0]) if len(rows) == page else int(max_seq)
+            matrix.append(epoch, model, dim, keys, vectors, max_seq=last)
+            since = int(rows[-1][0])
+            if len(rows) < page:
+                break
         loaded = matrix.load(epoch, model, dim)
     return loaded

@@ -231,9 +231,12 @@ class SearchResult:
     # The time the query named, as resolved ({expression, start, end}: days, end
     # exclusive), when it lifted the memories of that time; else None.
     time_interval: dict[str, str] | None = None
+    # With explain: how the vector arm scanned (memhtml.ops.ann.VectorPlan.explain).
+    vector_search: dict[str, Any] | None = None
 
     def to_data(self) -> dict[str, Any]:
-        """The envelope payload."""
+        """The envelope payload (`vector_search` only when explain set it)."""
+        extra = {} if self.vector_search is None else {"vector_search": self.vector_search}
         return {
             "query": self.query,
             "hits": [h.to_data() for h in self.hits],
@@ -246,6 +249,7 @@ class SearchResult:
             "vector_coverage": self.vector_coverage,
             "index_fresh": self.index_fresh,
             "time_interval": self.time_interval,
+            **extra,
         }
 
 

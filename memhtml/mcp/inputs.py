@@ -318,6 +318,13 @@ class SearchInput(BaseModel):
     explain: bool | None = Field(
         None, description="Per hit, each arm's rank and RRF contribution (ours)."
     )
+    exact: bool | None = Field(
+        None,
+        description=(
+            "Scan every vector even where the approximate graph would answer: the exact"
+            " oracle (ours)."
+        ),
+    )
 
 
 class RecallInput(BaseModel):

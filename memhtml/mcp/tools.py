@@ -146,6 +146,7 @@ def memory_search(get: GetCorpus, p: SearchInput) -> dict[str, Any]:
         p.query,
         limit=p.limit or 10,
         explain=bool(p.explain),
+        exact=bool(p.exact),
         type=p.memory_types or None,
         workspace=p.workspace,
         tag=p.tags or None,

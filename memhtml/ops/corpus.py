@@ -29,6 +29,7 @@ from memhtml.store.lock import RepoLock
 
 # The op models (pydantic) load on the first write: a cold read or search never pays for them.
 if TYPE_CHECKING:
+    from memhtml.embed.ann import AnnGraph
     from memhtml.embed.base import Embedder
     from memhtml.embed.matrix import LoadedMatrix
     from memhtml.index.bm25 import Postings
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from memhtml.index.members import ScopeMembers
     from memhtml.index.retrieval import SearchResult
     from memhtml.index.scoped import CheckScope, ScopedStatus
+    from memhtml.ops.ann import GraphKeeper
     from memhtml.ops.batch import AnyOp
     from memhtml.ops.indexing import IndexFacade
     from memhtml.ops.outcome import BatchOutcome
@@ -85,6 +87,7 @@ class Corpus:
         self._embedder_error: MemhtmlError | None = None
         self._width_known = False
         self._matrix: tuple[str, LoadedMatrix | None] | None = None
+        self._vectors_root = root  # where .memhtml/vectors/ lives (a sleep run's: its folder)
         self._norms: tuple[tuple[int, int], Any] | None = None
         self._watcher: TreeWatcher | None = None
         # With a watcher: (HEAD, repo stamp) of the last exact check, None when the
@@ -214,6 +217,22 @@ class Corpus:
         loaded = sync_matrix(self.conn, self.root, epoch)
         self._matrix = (epoch, loaded)
         return loaded
+
+    @property
+    def vectors_root(self) -> Path:
+        """The folder whose `.memhtml/vectors/` holds the matrix and its graph."""
+        return self._vectors_root
+
+    @cached_property
+    def ann(self) -> GraphKeeper:
+        """The vector arm's graph (memhtml.ops.ann): mapped, built and folded when due."""
+        from memhtml.ops.ann import GraphKeeper
+
+        return GraphKeeper(self)
+
+    def ann_graph(self, matrix: LoadedMatrix) -> AnnGraph | None:
+        """A graph over a prefix of `matrix` (built or extended first when due), or None."""
+        return self.ann.graph(matrix)
 
     def vector_norms(self, matrix: LoadedMatrix) -> Any:
         """Row norms of the loaded matrix, computed once per matrix generation."""
@@ -517,6 +536,8 @@ class Corpus:
         """Drop the cached matrix (after the vector space was reset)."""
         self._matrix = None
         self._norms = None
+        if "ann" in self.__dict__:
+            self.ann.forget()
 
     def vectors_off(self) -> dict[str, Any]:
         """The vectors report of a pass that could not embed (embedder off or unavailable)."""
@@ -671,11 +692,13 @@ class Corpus:
         mmr_lambda: float | None = None,
         explain: bool = False,
         near_duplicates: bool | None = None,
+        exact: bool = False,
         **filters: Any,
     ) -> SearchResult:
         """Four arms fused by RRF in one statement, near-duplicate arbitration, then MMR.
 
-        Never bumps salience.
+        Never bumps salience. `exact` scans every vector even where the graph would
+        answer (memhtml.ops.ann): the oracle approximate search is measured against.
         """
         from memhtml.ops.query import search
 
@@ -688,6 +711,7 @@ class Corpus:
             mmr_lambda=mmr_lambda,
             explain=explain,
             near_duplicates=near_duplicates,
+            exact=exact,
             **filters,
         )
 

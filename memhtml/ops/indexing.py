@@ -86,7 +86,18 @@ class IndexFacade:
                 data["vectors"] = {"embedded": 0, "pending": pending, "model": model, "error": None}
             else:
                 data["vectors"] = self._embed(None, progress) if embedder else c.vectors_off()
+            self._graph(data, force=True)
             return data
+
+    def _graph(self, data: dict[str, Any], *, force: bool = False) -> None:
+        """Build or extend the vector arm's graph when due (memhtml.ops.ann); report it."""
+        c = self.corpus
+        embedder = c.embedder
+        if embedder is None or not space_matches(c.conn, embedder):
+            return
+        graph = c.ann.refresh(force=force)
+        if graph is not None:
+            data["graph"] = graph
 
     def update(self, *, embed: bool = True, progress: bool | None = None) -> dict[str, Any]:
         """Catch up from the watermark (committed changes, then the working tree)."""
@@ -122,7 +133,9 @@ class IndexFacade:
             report = embed_missing(
                 c.conn, embedder, c.root, clock=c.clock(), progress=self._progress(progress)
             )
-        return {"mode": "embed", "dry_run": False, **report.to_data()}
+            data = {"mode": "embed", "dry_run": False, **report.to_data()}
+            self._graph(data)
+        return data
 
     def status(self) -> dict[str, Any]:
         """Watermark, HEAD, staleness, row counts and the vector space."""

@@ -38,6 +38,7 @@ from memhtml.contracts.errors import (
     MemhtmlError,
     WriteConflictError,
 )
+from memhtml.contracts.logs import get_logger
 from memhtml.index.db import write_transaction
 from memhtml.index.embedding import stored_space
 from memhtml.index.spaces import (
@@ -477,6 +478,12 @@ class _Run:
                     break
         self.c.forget_vectors()
         sync_matrix(self.conn, self.c.root, epoch)  # the new matrix now, not at the next search
+        try:  # and the new space's graph (the old one left with the old matrix's files)
+            self.c.ann.refresh()
+        except Exception as exc:  # the next search builds it
+            get_logger("memhtml").warning(
+                "building the vector graph after the switch failed: %s", exc
+            )
         done = migration_by_id(self.conn, record.id)
         assert done is not None
         return done

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from memhtml.domain.vectors import FloatArray
+    from memhtml.ops.ann import VectorPlan
     from memhtml.ops.corpus import Corpus
 
 CONFIG_PATH: Final = ".memhtml/config.json"
@@ -114,17 +115,19 @@ def vector_job(
     want: int,
     *,
     embedding: _Beside[FloatArray] | None = None,
-) -> Callable[[], VectorAnswer]:
-    """The vector arm in two steps: what needs the index connection runs now; the returned
-    call (the query's embedding, then the matrix scan) touches no database, so a thread may
-    run it. `embedding` is the query's embedding already under way (`_Beside`), if any."""
+    exact: bool = False,
+) -> tuple[Callable[[], VectorAnswer], VectorPlan | None]:
+    """The vector arm in two steps: what needs the index connection runs now (the scan's
+    plan: memhtml.ops.ann); the returned call (the query's embedding, then the scan) touches
+    no database, so a thread may run it. `embedding` is the query's embedding already under
+    way (`_Beside`), if any. `exact` asks for the exact scan whatever the rows."""
     from memhtml.embed.blas import limit_blas_threads
-    from memhtml.index.arms import best_vectors, scope_mask
     from memhtml.index.embedding import coverage, mismatch_error, space_matches
+    from memhtml.ops.ann import plan
     from memhtml.ops.config import coverage_floor
 
-    def done(answer: VectorAnswer) -> Callable[[], VectorAnswer]:
-        return lambda: answer
+    def done(answer: VectorAnswer) -> tuple[Callable[[], VectorAnswer], None]:
+        return (lambda: answer), None
 
     if weights.get("vector", 0.0) <= 0:
         return done((None, None, None, None))
@@ -153,8 +156,7 @@ def vector_job(
                 None,
             )
         )
-    norms = corpus.vector_norms(matrix)
-    mask = scope_mask(corpus.conn, matrix, scope)
+    scan = plan(corpus, matrix, scope, want, exact=exact)
     limit_blas_threads()  # once per process: the scan is faster on one BLAS thread
 
     def run() -> VectorAnswer:
@@ -169,10 +171,10 @@ def vector_job(
         except Exception as exc:  # a model failure narrows retrieval instead of stopping it
             return None, f"ERR_MODEL_UNAVAILABLE: {type(exc).__name__}: {exc}", share, None
         with span("memhtml.retrieval.vector", rows=matrix.rows):
-            found = best_vectors(matrix, qvec, want, norms=norms, mask=mask)
+            found = scan.run(matrix, qvec, want, lambda: corpus.vector_norms(matrix))
         return found, None, share, qvec
 
-    return run
+    return run, scan
 
 
 def _embed_query(embedder: Any, query: str) -> Any:
@@ -238,6 +240,7 @@ class _Fusion:
     coverage: float | None
     query_vector: Any
     fresh: bool
+    vector_plan: VectorPlan | None = None
 
 
 def _fuse(
@@ -251,6 +254,7 @@ def _fuse(
     arm_limit: int = ARM_LIMIT,
     rerank_pool: int | None = None,
     catch_up: bool = True,
+    exact: bool = False,
 ) -> _Fusion:
     """Configuration (call over repo config over defaults), scope, query vector, one statement.
 
@@ -278,7 +282,7 @@ def _fuse(
         # The vector arm (embedding, numpy scan) runs on a thread while SQLite ranks
         # the fts arm on this one: both leave Python's lock, so two cores share them.
         members = corpus.scope_members.get(corpus.conn, scope)
-        job = vector_job(corpus, query, w, scope, arm_limit, embedding=embedding)
+        job, scan = vector_job(corpus, query, w, scope, arm_limit, embedding=embedding, exact=exact)
         both = fts_query(query) is not None and w["fts"] > 0 and w["vector"] > 0
         beside = _Beside(job, "memhtml-vector-arm") if both and embedder is not None else None
         try:
@@ -312,7 +316,7 @@ def _fuse(
         if fresh is not None:
             break
         probe = True
-    return _Fusion(list(rows), arms, w, k_value, config, reason, share, qvec, fresh)
+    return _Fusion(list(rows), arms, w, k_value, config, reason, share, qvec, fresh, scan)
 
 
 @traced("memhtml.search")
@@ -330,6 +334,7 @@ def search(
     rerank_pool: int | None = None,
     time_weight: float | None = None,
     catch_up: bool = True,
+    exact: bool = False,
     **filters: Any,
 ) -> SearchResult:
     """Rank memories for `query`: RRF over the four arms in one statement, then MMR.
@@ -364,6 +369,7 @@ def search(
         arm_limit=arm_limit,
         rerank_pool=rerank_pool,
         catch_up=catch_up,
+        exact=exact,
     )
     rows, arms, w, k_value, lam = fusion.rows, fusion.arms, fusion.weights, fusion.k, lam_value
     reason, share, qvec, fresh = (
@@ -414,6 +420,11 @@ def search(
         vector_coverage=share,
         index_fresh=fresh,
         time_interval=interval,
+        vector_search=(
+            fusion.vector_plan.explain()
+            if explain and fusion.vector_plan is not None and qvec is not None
+            else None
+        ),
     )
     return result
 

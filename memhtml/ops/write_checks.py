@@ -327,7 +327,7 @@ class BatchChecks:
         matrix = self.corpus.vector_matrix()
         if matrix is None or matrix.rows == 0:
             return None
-        return matrix, self.corpus.vector_norms(matrix)
+        return matrix, lambda: self.corpus.vector_norms(matrix)  # only an exact scan needs them
 
     def _restated(self, path: str, claim: str, chash: str, vectors: Any) -> list[dict[str, Any]]:
         from memhtml.domain.vectors import cosine_similarity
@@ -340,15 +340,17 @@ class BatchChecks:
             candidates.update({o.path: o.claim for o in self.occupants(parts[0])})
         vecs: dict[str, Any] = {}
         if vectors is not None:
-            from memhtml.index.arms import vector_candidates
             from memhtml.index.scope import Scope
+            from memhtml.ops.ann import plan
             from memhtml.ops.query import _content_vectors
 
             mine = _content_vectors(self.corpus, [chash]).get(chash)
             if mine is not None:
                 matrix, norms = vectors
-                near = vector_candidates(
-                    conn, matrix, mine, Scope(), NEAR_DUPLICATE_CANDIDATES + 1, norms=norms
+                want = NEAR_DUPLICATE_CANDIDATES + 1
+                # the search's own scan: the graph past the threshold, the exact scan below
+                near = plan(self.corpus, matrix, Scope(), want, exact=False).run(
+                    matrix, mine, want, norms
                 )
                 hashes = [h for h, _ in near if h != chash]
                 if hashes:

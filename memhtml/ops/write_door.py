@@ -418,6 +418,11 @@ def _after_commit(
     # failure above, leaves it, and the next writer settles what landed.
     if not warnings:
         recovery.end(root)
+        if embedder is not None and vectors.get("embedded"):
+            try:  # the tail of new vectors joins the graph once it is long (memhtml.ops.ann)
+                corpus.ann.after_write()
+            except Exception as exc:  # a search scans the tail exactly meanwhile
+                log.warning("folding new vectors into the graph failed: %s", exc)
     report.warnings = warnings
     try:  # under the lock still: repack when git's gc limits are passed
         keep_in_shape(corpus.git)

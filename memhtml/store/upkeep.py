@@ -23,6 +23,14 @@ recovery (memhtml.store.recovery) needs none anyway: it compares the working
 tree's bytes with HEAD's blobs and the journal's blob ids, which are names, not
 objects. Git writes and renames the new pack before it deletes the old ones, so
 a killed repack leaves every object readable (tests/store/test_upkeep.py).
+
+The git index grows too: one entry per memory (~128 bytes), read and rewritten
+whole by every `update-index` a commit runs (122 MB at a million memories). Once
+it passes `SPLIT_INDEX_BYTES`, `keep_in_shape` turns on git's own tools for large
+trees, once: the split index (a write rewrites only the entries it changed; the
+rest stays in a shared file) and the untracked cache (`git status` skips the
+folders whose mtime did not move). A repository whose config already names either
+setting is left as its owner set it. docs/benchmarks.md has the figures.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from memhtml.store.git import Git
 log = get_logger("memhtml.store")
 
 PACK_LIMIT: Final = 50  # git's gc.autoPackLimit
+SPLIT_INDEX_BYTES: Final = 4 * 1024 * 1024  # ~30k memories' entries
 LOOSE_LIMIT: Final = 6700  # git's gc.auto
 _SAMPLE_DIR: Final = "17"  # the loose-object fan-out directory git samples
 _HEX: Final = "0123456789abcdef"
@@ -136,10 +145,34 @@ def needs_upkeep(now: Shape, limits: Limits) -> bool:
     return now.loose // 256 > -(-limits.loose // 256)
 
 
-def keep_in_shape(git: Git) -> Upkeep | None:
-    """Repack when the store is over a limit (the caller holds the repository lock);
-    None when nothing was needed, which costs no subprocess."""
+def index_in_shape(git: Git, threshold: int = SPLIT_INDEX_BYTES) -> bool:
+    """Turn on the split index and the untracked cache once git's index passes `threshold`
+    bytes (the caller holds the repository lock). True when it did; one stat otherwise."""
     git_dir = git.root / ".git"
+    try:
+        if os.stat(git_dir / "index").st_size < threshold:
+            return False
+        with open(git_dir / "config", "rb") as file:
+            config = file.read().lower()
+    except OSError:
+        return False
+    if b"splitindex" in config or b"untrackedcache" in config:
+        return False  # set already, by us or by the owner
+    git.run("config", "core.splitIndex", "true")
+    git.run("config", "core.untrackedCache", "true")
+    git.run("update-index", "--split-index", "--untracked-cache")
+    log.info("git index past %d bytes: split index and untracked cache on", SPLIT_INDEX_BYTES)
+    return True
+
+
+def keep_in_shape(git: Git) -> Upkeep | None:
+    """Repack when the store is over a limit, and split a large git index (the caller
+    holds the repository lock); None when no repack was needed, which costs no subprocess."""
+    git_dir = git.root / ".git"
+    try:
+        index_in_shape(git)
+    except Exception as exc:  # upkeep only: git keeps working with one index file
+        log.warning("turning on git's split index failed: %s", exc)
     before = shape(git_dir / "objects")
     if not needs_upkeep(before, read_limits(git_dir)):
         return None

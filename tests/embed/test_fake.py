@@ -8,6 +8,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memhtml.embed import space_id
 from memhtml.embed.base import Embedder
@@ -105,3 +107,19 @@ def test_negation_barely_moves_it():
 def test_rejects_degenerate_dim(dim):
     with pytest.raises(ValueError):
         FakeEmbedder(dim=dim)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=200), min_size=1, max_size=5), st.sampled_from([7, 64, 384]))
+def test_encoding_equals_the_per_feature_float64_sum(texts, dim):
+    # The cached per-word terms are a speed-up only: every row equals the defining sum
+    # (each feature's signed weight added into a float64 row in `features` order).
+    from memhtml.embed.fake import features
+
+    expected = np.zeros((len(texts), dim), dtype=np.float64)
+    for r, text in enumerate(texts):
+        for feature, weight in features(text):
+            bucket, sign = _bucket_and_sign(feature, dim)
+            expected[r, bucket] += sign * weight
+    got = FakeEmbedder(dim)._encode(list(texts))
+    assert np.array_equal(got, expected.astype(np.float32))

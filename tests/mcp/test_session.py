@@ -95,7 +95,7 @@ OUR_TOOLS: dict[str, tuple[set[str], set[str]]] = {
 }
 OURS: dict[str, set[str]] = {
     "memory_write": {"claim", "event_at", "allow_secret"},
-    "memory_search": {"explain"},
+    "memory_search": {"explain", "exact"},
     "memory_recall": {"memory_types", "tags", "entity", "include_archived", "as_of"},
     "memory_correct": {"claim", "memory_type", "allow_secret"},
     "memory_list": {"include_archived"},

@@ -78,7 +78,7 @@ def test_vector_arm_equals_the_sql_join(
     hashes = [r[0] for r in small.conn.execute("SELECT DISTINCT content_hash FROM files")]
     hashes += [f"sha256:{i:064x}" for i in range(40 - len(hashes) + 1)]  # hashes of nothing
     chosen = dict((hashes[i], sim) for i, sim in picks)
-    vector = sorted(chosen.items(), key=lambda kv: (-kv[1], kv[0]))  # as vector_candidates gives
+    vector = sorted(chosen.items(), key=lambda kv: (-kv[1], kv[0]))  # as the vector arm ranks them
     got = vector_arm(small.conn, vector, scope, limit)
     assert got == _sql_vector_arm(small.conn, vector, scope, limit)
     if scope.include_archived and vector:

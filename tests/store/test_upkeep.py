@@ -18,6 +18,7 @@ from memhtml.store.upkeep import (
     PACK_LIMIT,
     Limits,
     Shape,
+    index_in_shape,
     keep_in_shape,
     needs_upkeep,
     read_limits,
@@ -237,3 +238,40 @@ def test_a_failed_repack_never_fails_the_write(
     git(repo, "config", "--unset", "pack.window")
     done = keep_in_shape(Git(repo))
     assert done is not None and done.ok and done.after.packs < PACK_LIMIT
+
+
+def test_a_large_git_index_is_split_once_and_git_still_agrees(corpus: Any, repo: Path) -> None:
+    """Past the threshold the split index and the untracked cache go on (once); status,
+    commits and the write door read the same tree through them."""
+    for i in range(20):
+        corpus.write(title=f"split {i}", claim=f"Split index fact number {i}.")
+    git = Git(repo)
+    config = repo / ".git" / "config"
+    assert not index_in_shape(git, threshold=1 << 40)  # small: nothing changes
+    assert b"splitindex" not in config.read_bytes().lower()
+    assert index_in_shape(git, threshold=1)
+    text = config.read_bytes().lower()
+    assert b"splitindex = true" in text and b"untrackedcache = true" in text
+    assert list((repo / ".git").glob("sharedindex.*"))
+    assert not index_in_shape(git, threshold=1)  # once
+    written = corpus.write(title="after the split", claim="Written through a split index.")
+    head = subprocess.run(
+        ["git", "-C", str(repo), "ls-tree", "-r", "--name-only", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert written["path"] in head
+    status = subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert status == ""
+
+
+def test_an_owner_s_index_setting_is_left_alone(repo: Path) -> None:
+    subprocess.run(["git", "-C", str(repo), "config", "core.splitIndex", "false"], check=True)
+    assert not index_in_shape(Git(repo), threshold=1)
+    assert b"untrackedcache" not in (repo / ".git" / "config").read_bytes().lower()

@@ -31,6 +31,7 @@ def search(inv: Invocation, query: str, **params: Any) -> dict[str, Any]:
         mmr_lambda=params.get("mmr_lambda"),
         time_weight=params.get("time_weight"),
         explain=bool(params.get("explain")),
+        exact=bool(params.get("exact")),
         facet=params.get("facet") or None,
         **_scope(params),
     )
