@@ -24,8 +24,6 @@ from collections.abc import Sequence
 from typing import Any, Final, NoReturn, TextIO, cast
 
 from memhtml import __version__
-from memhtml.cli.spec import Command, Param, RawOutput
-from memhtml.cli.table import COMMANDS, GLOBAL_PARAMS, command_by_words
 from memhtml.contracts.envelope import failure, render, success
 from memhtml.contracts.errors import (
     InputTooLargeError,
@@ -38,6 +36,8 @@ from memhtml.contracts.errors import (
 )
 from memhtml.contracts.logs import configure, get_logger
 from memhtml.ops.signals import Terminated, terminate_as_exception
+from memhtml.surface.spec import Command, Param, RawOutput
+from memhtml.surface.table import COMMANDS, GLOBAL_PARAMS, command_by_words
 from memhtml.telemetry import span
 
 log = get_logger("memhtml")

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from memhtml import __version__
-from memhtml.cli.spec import describe_range
-from memhtml.cli.table import COMMANDS, ENVIRONMENT, GLOBAL_PARAMS
 from memhtml.contracts.envelope import API_VERSION, RESPONSE_TYPES
 from memhtml.contracts.errors import error_codes
-from memhtml.mcp import catalog
+from memhtml.surface import mcp_catalog
+from memhtml.surface.spec import describe_range
+from memhtml.surface.table import COMMANDS, ENVIRONMENT, GLOBAL_PARAMS
 
 
 def manifest() -> dict[str, Any]:
@@ -35,10 +35,10 @@ def manifest() -> dict[str, Any]:
         "error_codes": error_codes(),
         "environment": dict(ENVIRONMENT),
         "mcp": {
-            "command": catalog.SERVER_COMMAND,
-            "tools": list(catalog.TOOL_NAMES),
-            "resource_templates": list(catalog.RESOURCE_TEMPLATES),
-            "resources": list(catalog.RESOURCES),
+            "command": mcp_catalog.SERVER_COMMAND,
+            "tools": list(mcp_catalog.TOOL_NAMES),
+            "resource_templates": list(mcp_catalog.RESOURCE_TEMPLATES),
+            "resources": list(mcp_catalog.RESOURCES),
         },
     }
 
