@@ -5,7 +5,9 @@ schema's JSON schema and forces it (``toolChoice: {"tool": {"name": ...}}``),
 so the answer is the tool call's ``input`` object, validated against the
 schema before it is returned.
 
-boto3 is imported on first use, never at module import. Credentials come from
+boto3 (the ``bedrock`` extra) is imported on first use, never at module import;
+without it the first call refuses with ``ERR_MODEL_UNAVAILABLE`` naming the
+extra. Credentials come from
 the default AWS chain; the model id from ``MEMHTML_LLM_MODEL`` (default
 :data:`DEFAULT_MODEL`), the region from ``MEMHTML_AWS_REGION`` (else the
 default chain), the read timeout from ``MEMHTML_LLM_TIMEOUT``. Throttling,
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import LlmContractViolationError, ModelUnavailableError
 from memhtml.llm.base import MODEL_ENV, json_schema, timeout_from, validate_answer
+from memhtml.seams import extra_missing
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -92,8 +95,13 @@ class BedrockModel:
                 from botocore.config import Config
                 from botocore.exceptions import BotoCoreError
             except ImportError as exc:
-                raise _unavailable(
-                    self.model_id, f"boto3 is not installed: {exc}", retryable=False
+                raise extra_missing(
+                    "bedrock model",
+                    "bedrock",
+                    exc,
+                    suggestions=["set MEMHTML_LLM=off to run sleep without a model"],
+                    model=self.model_id,
+                    retryable=False,
                 ) from exc
             # The caller retries; botocore's own retries stay few so a call's time stays bounded.
             config = Config(
@@ -144,9 +152,9 @@ class BedrockModel:
         tool_description: str,
     ) -> BaseModel:
         """One Converse call; the forced tool's input, validated against ``schema``."""
+        client = self._get_client()  # first: without boto3 it names the extra
         from botocore.exceptions import BotoCoreError, ClientError
 
-        client = self._get_client()
         request = self.request(
             prompt, system=system, schema=schema, tool_name=tool_name, description=tool_description
         )

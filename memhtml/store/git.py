@@ -1,9 +1,9 @@
 """Git plumbing for the hot paths, batched: one subprocess per step, never one per file.
 
-GitPython serves the cold paths (init, config, history); the write path and
-the indexer call git's plumbing directly so a single write stays a handful of
-short subprocesses and a rebuild reads every blob through one
-``cat-file --batch``.
+Every git call of the store comes through here, `init` and its config
+included (no git library: its objects earned nothing a command does not). A
+single write stays a handful of short subprocesses and a rebuild reads every
+blob through one ``cat-file --batch``.
 """
 
 from __future__ import annotations

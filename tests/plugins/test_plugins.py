@@ -209,7 +209,7 @@ def test_an_unknown_name_lists_plugins_and_says_how_to_add_one(site: Path) -> No
 
 
 def test_a_built_in_name_reads_no_package_metadata() -> None:
-    """`importlib.metadata` (~20-50 ms to import) stays off the path of a built-in backend."""
+    """`importlib.metadata` stays off a built-in backend's path (docs/benchmarks.md)."""
     code = (
         "import sys; from memhtml.embed import get_embedder; from memhtml.llm import get_model;"
         "get_embedder('fake'); get_embedder('off'); get_model('fake');"
