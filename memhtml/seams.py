@@ -59,6 +59,22 @@ def extra_missing(
     )
 
 
+def require_extra(
+    backend: str, extra: str, module: str, *, suggestions: Sequence[str] = (), **details: Any
+) -> None:
+    """Refuse (`extra_missing`) unless `module` of the extra is importable; it is looked up,
+    not imported, so a backend refuses when it is built rather than at its first call and
+    every command sees the refusal the same way (a write records it, `index embed` fails)."""
+    import sys
+    from importlib.util import find_spec
+
+    present = sys.modules[module] is not None if module in sys.modules else bool(find_spec(module))
+    if not present:
+        raise extra_missing(
+            backend, extra, ImportError(name=module), suggestions=suggestions, **details
+        )
+
+
 class Plugin(NamedTuple):
     """An entry point of a seam's group, as installed metadata describes it (not imported)."""
 

@@ -49,6 +49,32 @@ def test_the_bedrock_model_names_the_extra_and_is_not_retried(no_boto3: None) ->
     assert err.details["retryable"] is False
 
 
+def test_the_registries_refuse_bedrock_when_it_is_built(no_boto3: None) -> None:
+    """By name, the refusal comes when the backend is built, before any call."""
+    from memhtml.embed import registry as embedders
+    from memhtml.llm import registry as models
+
+    for registry, get in ((embedders, embedders.get_embedder), (models, models.get_model)):
+        registry.clear_cache()
+        with pytest.raises(ModelUnavailableError) as info:
+            get("bedrock")
+        assert info.value.suggestions[0] == INSTALL
+        assert info.value.details["missing"] == "boto3"
+        registry.clear_cache()
+
+
+def test_with_boto3_the_registry_builds_bedrock_without_importing_it() -> None:
+    """The check looks boto3 up; importing it (hundreds of ms) waits for the first call."""
+    import subprocess
+
+    code = (
+        "import sys; from memhtml.embed import get_embedder; from memhtml.llm import get_model;"
+        "get_embedder('bedrock'); get_model('bedrock'); print('boto3' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_the_live_gate_preflight_says_which_extra(no_boto3: None) -> None:
     from memhtml.eval.gate import live_preflight
 

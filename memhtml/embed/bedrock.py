@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import ModelUnavailableError
 from memhtml.embed.base import embed_in_batches
-from memhtml.seams import extra_missing
+from memhtml.seams import extra_missing, require_extra
 
 if TYPE_CHECKING:
     from memhtml.embed.base import FloatArray
@@ -74,6 +74,9 @@ class BedrockEmbedder:
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> BedrockEmbedder:
         """The embedder configured from ``MEMHTML_AWS_REGION`` (else the default chain)."""
+        require_extra(
+            "bedrock embedder", "bedrock", "boto3", suggestions=_HINTS[2:], model=MODEL_ID
+        )
         env = os.environ if environ is None else environ
         return cls(region=env.get(REGION_ENV) or None)
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import LlmContractViolationError, ModelUnavailableError
 from memhtml.llm.base import MODEL_ENV, json_schema, timeout_from, validate_answer
-from memhtml.seams import extra_missing
+from memhtml.seams import extra_missing, require_extra
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -59,6 +59,9 @@ def _unavailable(
     )
 
 
+_NO_MODEL = "set MEMHTML_LLM=off to run sleep without a model"
+
+
 class BedrockModel:
     """A Claude model over Bedrock Converse with a forced tool call."""
 
@@ -82,8 +85,17 @@ class BedrockModel:
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> BedrockModel:
         """The model configured by ``MEMHTML_LLM_MODEL``, ``MEMHTML_AWS_REGION``, the timeout."""
         env = os.environ if environ is None else environ
+        model_id = env.get(MODEL_ENV, "").strip() or DEFAULT_MODEL
+        require_extra(
+            "bedrock model",
+            "bedrock",
+            "boto3",
+            suggestions=[_NO_MODEL],
+            model=model_id,
+            retryable=False,
+        )
         return cls(
-            env.get(MODEL_ENV, "").strip() or DEFAULT_MODEL,
+            model_id,
             region=env.get(REGION_ENV) or None,
             timeout_s=timeout_from(env, DEFAULT_TIMEOUT_S),
         )
@@ -99,7 +111,7 @@ class BedrockModel:
                     "bedrock model",
                     "bedrock",
                     exc,
-                    suggestions=["set MEMHTML_LLM=off to run sleep without a model"],
+                    suggestions=[_NO_MODEL],
                     model=self.model_id,
                     retryable=False,
                 ) from exc
