@@ -253,3 +253,24 @@ def test_the_cli_reports_a_broken_plugin_and_keeps_the_write(repo: Path, tmp_pat
     code, refused = cli("index", "embed")
     assert code == 1 and refused["code"] == "ERR_MODEL_UNAVAILABLE"
     assert refused["details"]["distribution"] == "memhtml-boom"
+
+
+def test_the_documented_example_is_the_tested_plugin() -> None:
+    """docs/plugins.md quotes the example's entry point; it must be the one the tests install."""
+    import re
+    import tomllib
+
+    docs = (Path(__file__).parents[2] / "docs" / "plugins.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```toml\n(.*?)```", docs, flags=re.S)
+    quoted = tomllib.loads(block)["project"]
+    shipped = tomllib.loads((HASHBAG_SOURCE.parents[1] / "pyproject.toml").read_text("utf-8"))
+    assert quoted["entry-points"] == shipped["project"]["entry-points"]
+    assert quoted["entry-points"] == {
+        "memhtml.embedders": {"hashbag": "memhtml_hashbag:HashBagEmbedder"}
+    }
+    assert (quoted["name"], quoted["version"]) == (
+        shipped["project"]["name"],
+        shipped["project"]["version"],
+    )
+    for group in (embedders.GROUP, models.GROUP):
+        assert f"`{group}`" in docs
