@@ -496,8 +496,9 @@ def _exit(code: int) -> NoReturn:
 
     By now the envelope is printed and every corpus the command opened is
     closed (`Invocation.close`). What the interpreter would still do is free
-    every module and object one by one: ~45 ms of a ~290 ms cold `write`
-    (docs/benchmarks.md). So, unless a thread that is not a daemon still runs
+    every module and object one by one, a sizeable share of a cold `write`
+    (docs/benchmarks.md, "Costs behind the code"). So, unless a thread that is
+    not a daemon still runs
     (then the ordinary exit waits for it), the exit handlers run (logging's
     flush, temporary directories' clean-up, worker pools) and the process
     ends with `os._exit`.

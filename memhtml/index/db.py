@@ -38,11 +38,11 @@ PLANES: Final[dict[str, tuple[str, str]]] = {
 }
 
 
-@functools.cache  # the installation does not move while a process runs (~0.3 ms per lookup)
+@functools.cache  # the installation does not move while a process runs
 def migrations_dir() -> Path:
     """The shipped migrations: inside the wheel, or the source checkout's top-level folder."""
-    # The package's own folder, not importlib.resources: that module and its readers cost
-    # a cold CLI start ~10 ms, and a wheel is installed unzipped.
+    # The package's own folder, not importlib.resources: that module and its readers would
+    # load at every cold CLI start, and a wheel is installed unzipped.
     here = Path(__file__).resolve()
     packaged = here.parents[1] / "_migrations"
     if packaged.is_dir():
@@ -241,8 +241,8 @@ def commit_checkpointing_later(conn: sqlite3.Connection) -> Checkpoint | None:
     on a thread (`Checkpoint`); None for an in-memory database.
 
     SQLite checkpoints inside the COMMIT that takes the WAL past its limit: for a
-    batch of 1,000 memories (~3,450 pages) that is ~150 ms of copying and fsync
-    before the write returns. The commit's durability is the COMMIT's, as before;
+    large batch that is pages of copying and an fsync before the write returns.
+    The commit's durability is the COMMIT's, as before;
     the checkpoint only moves pages from the WAL into the database file, and a
     kill in the middle of it loses nothing (SQLite redoes it). The caller joins the
     thread before it closes the connection (`Indexer.settle`).
