@@ -44,6 +44,8 @@ GITATTRIBUTES_LINES: Final[tuple[str, ...]] = (
     "index.html merge=ours",
     "sitemap.xml merge=ours",
 )
+# The scaffold's page: not a memory (no type), but its first sentence is an `article mark`
+# as in the original's, so a guest script written for the original reads the same claim.
 README_HTML: Final = """<!doctype html>
 <html lang="en">
 <head>
@@ -51,11 +53,14 @@ README_HTML: Final = """<!doctype html>
 <title>Memory</title>
 </head>
 <body>
-<h1>Memory</h1>
-<p>This repository is an agent's long-term memory, kept by memhtml: one fact per
-HTML file under <code>projects/</code>, <code>areas/</code>, <code>resources/</code>
-and <code>archive/</code>. Every change is a commit; nothing is deleted, only
-moved into <code>archive/</code>. This page is not itself a memory.</p>
+<article>
+<p><mark>This repository is an agent's memory, kept by memhtml: one fact per HTML file.</mark>
+The facts live under <code>projects/</code>, <code>areas/</code>, <code>resources/</code>
+and <code>archive/</code>.</p>
+<p>Every change is a commit; nothing is deleted, only moved into <code>archive/</code>. The
+index under <code>.memhtml/</code> is derived from these files and gitignored. This page is
+not itself a memory.</p>
+</article>
 </body>
 </html>
 """

@@ -1,8 +1,11 @@
 """`init` runs on git's own commands (no GitPython), and makes what it made before.
 
-The scaffold's tree id was recorded from the GitPython implementation (8fb8e7f):
-a tree id is a hash of every path, mode and byte, so equal ids mean an equal
-scaffold. The repository config is compared byte for byte as well.
+The scaffold's tree id was recorded from the GitPython implementation (8fb8e7f:
+a6004ac5d38e64ca93718b3743d7bb5c7ef27d80), and re-recorded once since, when the
+scaffold's README.html took an `article mark` for guest scripts (its only
+change; tests/codemode/test_compat.py): a tree id is a hash of every path, mode
+and byte, so equal ids mean an equal scaffold. The repository config is
+compared byte for byte as well.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from memhtml.contracts.errors import GitError
 from memhtml.store.attributes import BLOCK
 from memhtml.store.layout import init_repo, merge_driver_command
 
-SCAFFOLD_TREE = "a6004ac5d38e64ca93718b3743d7bb5c7ef27d80"
+SCAFFOLD_TREE = "8a6e8845de207ef1fab3cc455143f5729e82ced1"
 CREATED = [
     "projects/.gitkeep",
     "areas/.gitkeep",
