@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from memhtml.cli.manifest import agents_markdown, manifest
+from memhtml.surface.manifest import agents_markdown, manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "memhtml"
@@ -49,7 +49,7 @@ def test_every_variable_the_code_reads_is_in_the_manifest() -> None:
     listed = manifest()["environment"]
     assert {"MEMHTML_ROOT", "MEMHTML_LLM", "MEMHTML_LLM_MODEL"} <= set(read)  # the scan works
     missing = {name: where for name, where in read.items() if name not in listed}
-    assert not missing, f"read but not in cli/table.py ENVIRONMENT: {missing}"
+    assert not missing, f"read but not in surface/table.py ENVIRONMENT: {missing}"
     stale = sorted(set(listed) - set(read))
     assert not stale, f"listed in ENVIRONMENT but read nowhere: {stale}"
     agents = (ROOT / "AGENTS.md").read_text(encoding="utf-8")

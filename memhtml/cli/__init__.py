@@ -1,4 +1,5 @@
 """The `memhtml` command line: a thin adapter over `memhtml.ops`.
 
-One command table (`table.py`) drives parsing, the manifest and AGENTS.md.
+One command table (`memhtml/surface/table.py`) drives parsing, the manifest and
+AGENTS.md; the CLI generates its parser from it.
 """

@@ -12,8 +12,8 @@ from typing import Any
 
 import typer
 
-from memhtml.cli.spec import Command, Param
-from memhtml.cli.table import COMMANDS, GLOBAL_PARAMS
+from memhtml.surface.spec import Command, Param
+from memhtml.surface.table import COMMANDS, GLOBAL_PARAMS
 
 _PY_TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool}
 

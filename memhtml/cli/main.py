@@ -24,8 +24,6 @@ from collections.abc import Sequence
 from typing import Any, Final, NoReturn, TextIO, cast
 
 from memhtml import __version__
-from memhtml.cli.spec import Command, Param, RawOutput
-from memhtml.cli.table import COMMANDS, GLOBAL_PARAMS, command_by_words
 from memhtml.contracts.envelope import failure, render, success
 from memhtml.contracts.errors import (
     InputTooLargeError,
@@ -38,6 +36,8 @@ from memhtml.contracts.errors import (
 )
 from memhtml.contracts.logs import configure, get_logger
 from memhtml.ops.signals import Terminated, terminate_as_exception
+from memhtml.surface.spec import Command, Param, RawOutput
+from memhtml.surface.table import COMMANDS, GLOBAL_PARAMS, command_by_words
 from memhtml.telemetry import span
 
 log = get_logger("memhtml")
@@ -496,8 +496,9 @@ def _exit(code: int) -> NoReturn:
 
     By now the envelope is printed and every corpus the command opened is
     closed (`Invocation.close`). What the interpreter would still do is free
-    every module and object one by one: ~45 ms of a ~290 ms cold `write`
-    (docs/benchmarks.md). So, unless a thread that is not a daemon still runs
+    every module and object one by one, a sizeable share of a cold `write`
+    (docs/benchmarks.md, "Costs behind the code"). So, unless a thread that is
+    not a daemon still runs
     (then the ordinary exit waits for it), the exit handlers run (logging's
     flush, temporary directories' clean-up, worker pools) and the process
     ends with `os._exit`.

@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any, Final
 
-from memhtml.cli.spec import describe_range
+from memhtml.surface.spec import describe_range
 
 ELLIPSIS: Final = "…"
 WIDTH: Final = 100

@@ -81,7 +81,22 @@ def parse(data: bytes | str) -> etree._Element | None:
 
 
 def _text(el: etree._Element) -> str:
-    return str(etree.tostring(el, method="text", encoding="unicode", with_tail=False))
+    """The element's text as node-html-parser's `.text` reads it: a `<br>` is a line break
+    (libxml2's text serialization drops it)."""
+    if el.tag == "br":
+        return "\n"
+    if next(el.iter("br"), None) is None:
+        return str(etree.tostring(el, method="text", encoding="unicode", with_tail=False))
+    parts: list[str] = []
+    for event, node in etree.iterwalk(el, events=("start", "end")):
+        if event == "start":
+            if node.tag == "br":
+                parts.append("\n")
+            elif isinstance(node.tag, str) and node.text:
+                parts.append(node.text)
+        elif node is not el and node.tail:
+            parts.append(node.tail)
+    return "".join(parts)
 
 
 def _under(el: etree._Element, tag: str) -> bool:

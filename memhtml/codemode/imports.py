@@ -28,8 +28,9 @@ import re
 import time
 from typing import Final, NamedTuple
 
-# Non-ASCII is any character but whitespace: a negated class compiles in ~1 ms where
-# `[\u0080-\uffff]` beside `\w` costs ~25 ms of every exec's start.
+# Non-ASCII is any character but whitespace: a negated class compiles quickly, where
+# `[\u0080-\uffff]` beside `\w` made compiling it a visible share of every exec's start
+# (docs/benchmarks.md, "Costs behind the code").
 _IDENT: Final = re.compile(
     r"(?:[A-Za-z_$]|[^\x00-\x7f\s\ufeff]|\\u[0-9a-fA-F{])"
     r"(?:[\w$]|[^\x00-\x7f\s\ufeff]|\\u[0-9a-fA-F{}]+)*"

@@ -35,7 +35,7 @@ import resource
 import struct
 import sys
 
-TYPE_CHECKING = False  # `typing` costs the worker's start-up ~15 ms (it imports re)
+TYPE_CHECKING = False  # `typing` imports `re`: a start-up cost the worker avoids
 if TYPE_CHECKING:
     from typing import Any, Final
 
@@ -254,7 +254,7 @@ def _die_with_parent(parent: int) -> None:
 
     PR_SET_PDEATHSIG (Linux) has the kernel kill the worker, which works even
     while QuickJS holds the GIL in a tight loop; a watchdog thread (which needs
-    the GIL) is the fallback elsewhere. ctypes costs ~9 ms of start-up. `parent`
+    the GIL) is the fallback elsewhere. ctypes is imported only here. `parent`
     is the pid the runner passed: a parent that died before this line ran has
     already been replaced by the reaper, so os.getppid() here would miss it.
     """

@@ -1,7 +1,7 @@
 """Loggers that load the stdlib `logging` package only when something is logged.
 
 `logging` (with the traceback, linecache, tokenize and string modules it
-imports) costs a cold CLI start about 5 ms, and most commands never log. A
+imports) is a cost at every cold CLI start, and most commands never log. A
 module on a command's path therefore takes its logger from `get_logger`: a
 stand-in that imports `logging` and fetches `logging.getLogger(name)` the
 first time one of its methods is used, and passes every call on from then.

@@ -1,7 +1,7 @@
 """The op stream's pydantic models: the reference validators of memhtml.contracts.ops.
 
 `memhtml.contracts.ops` accepts the common, certainly valid op without them
-(building these models costs a cold CLI write ~0.1 s of start-up); anything
+(building these models is most of a cold CLI write's start-up); anything
 else (a refused field, an unusual but accepted spelling such as a tuple for a
 list or "5" for an integer) is validated here, so every error a caller sees is
 pydantic's, word for word, as before. The models keep the public classes'

@@ -5,7 +5,9 @@ Documents and queries are sent with different ``input_type`` values
 one retrieval space, and sending both as documents quietly degrades every
 cosine. A call carries at most 96 texts, Cohere's per-request ceiling.
 
-boto3 is imported on first use, never at module import. Credentials come from
+boto3 (the ``bedrock`` extra) is imported on first use, never at module import;
+without it the first call refuses with ``ERR_MODEL_UNAVAILABLE`` naming the
+extra. Credentials come from
 the default AWS chain; the region from the constructor (the registry passes
 ``MEMHTML_AWS_REGION``) or else the default chain. Every failure to reach or
 understand the service surfaces as ``ModelUnavailableError``; the caller
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import ModelUnavailableError
 from memhtml.embed.base import embed_in_batches
+from memhtml.seams import extra_missing, require_extra
 
 if TYPE_CHECKING:
     from memhtml.embed.base import FloatArray
@@ -71,6 +74,9 @@ class BedrockEmbedder:
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> BedrockEmbedder:
         """The embedder configured from ``MEMHTML_AWS_REGION`` (else the default chain)."""
+        require_extra(
+            "bedrock embedder", "bedrock", "boto3", suggestions=_HINTS[2:], model=MODEL_ID
+        )
         env = os.environ if environ is None else environ
         return cls(region=env.get(REGION_ENV) or None)
 
@@ -81,7 +87,9 @@ class BedrockEmbedder:
                 from botocore.config import Config
                 from botocore.exceptions import BotoCoreError
             except ImportError as exc:
-                raise _unavailable(f"boto3 is not installed: {exc}") from exc
+                raise extra_missing(
+                    "bedrock embedder", "bedrock", exc, suggestions=_HINTS[2:], model=MODEL_ID
+                ) from exc
             config = Config(retries={"mode": "adaptive", "max_attempts": 6}, read_timeout=60)
             try:
                 self._client = boto3.client(
@@ -92,9 +100,9 @@ class BedrockEmbedder:
         return self._client
 
     def _invoke(self, texts: list[str], input_type: str) -> list[list[float]]:
+        client = self._get_client()  # first: without boto3 it names the extra
         from botocore.exceptions import BotoCoreError, ClientError
 
-        client = self._get_client()
         body = {
             "texts": texts,
             "input_type": input_type,

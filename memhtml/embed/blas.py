@@ -5,9 +5,9 @@ query``: 10k x 384 float32 is 15 MB, 100k is 150 MB). It is memory-bound, and
 it runs beside the fts arm on another thread while a query embedding may hold
 both cores. OpenBLAS splits such a product over every core and its threads
 then wait on each other and on the rest of the search: on this project's
-2-core machine the 10k scan took 8-10 ms with two BLAS threads against 2.6-3.6
-ms with one, and 43-49 against 30-33 ms at 100k, under the same load
-(docs/benchmarks.md). Each output is one row's dot product either way, so the
+2-core machine the scan took longer with two BLAS threads than with one, at 10k
+and at 100k, under the same load (docs/benchmarks.md, "Costs behind the
+code"). Each output is one row's dot product either way, so the
 similarities are bit-identical (checked on 50 queries at 10k and 100k).
 
 So, unless the user chose (`OPENBLAS_NUM_THREADS` in the environment), a

@@ -116,8 +116,8 @@ class LocalEmbedder:
         ``model_path`` and ``tokenizer_path`` override the installed files
         (tests point them at a missing path to exercise the failure).
         ``optimize=False`` skips onnxruntime's graph optimizations: the session
-        starts in ~0.1 s instead of ~0.3-0.5 s and each text embeds several
-        times slower, which is the right trade for a process that embeds one
+        starts several times sooner and each text embeds several times slower,
+        which is the right trade for a process that embeds one
         query (a hook); the vectors differ from the optimized graph's by ~1e-7.
         """
         model = Path(model_path) if model_path is not None else default_model_path()

@@ -1,10 +1,9 @@
-"""Embedders by name: ``fake``, ``local`` (the default), ``bedrock``, ``openai``, and ``off``.
+"""Embedders by name: ``fake``, ``local`` (the default), ``bedrock``, ``openai``, ``off``,
+and any plugin an installed distribution declares in the ``memhtml.embedders``
+entry-point group (memhtml.seams, docs/plugins.md).
 
-Factories are zero-argument callables that import their implementation when
-called, so importing this module loads no model runtime or SDK. An instance
-is built once per name per process and reused (the local model loads once).
-
-Only composition roots (the CLI, the MCP server, bench scripts) should call
+Importing this module loads no model runtime, SDK or package metadata. Only
+composition roots (the CLI, the MCP server, bench scripts) should call
 :func:`get_embedder` without a name; that is the one place ``MEMHTML_EMBED``
 is read. Tests register a fake through :func:`register` rather than patching.
 """
@@ -13,12 +12,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import Final
 
-from memhtml.contracts.seams import SeamRegistry
 from memhtml.embed.base import Embedder
+from memhtml.seams import Seam
 
 ENV_VAR = "MEMHTML_EMBED"
 DEFAULT = "local"
+GROUP: Final = "memhtml.embedders"
 
 EmbedderFactory = Callable[[], Embedder]
 
@@ -47,45 +48,27 @@ def _openai() -> Embedder:
     return OpenAIEmbedder.from_environment()
 
 
-_registry: SeamRegistry[Embedder] = SeamRegistry(
-    {
-        "fake": _fake,
-        "local": _local,
-        "bedrock": _bedrock,
-        "openai": _openai,
-    },
+SEAM: Final[Seam[Embedder]] = Seam(
+    {"fake": _fake, "local": _local, "bedrock": _bedrock, "openai": _openai},
+    group=GROUP,
+    required=("model_id", "batch_size", "embed_documents", "embed_query"),
     default=DEFAULT,
     noun="embedder",
     article_noun="an embedder",
     setting=f"set {ENV_VAR}",
     detail_key="embedder",
 )
-
-
-def register(name: str, factory: EmbedderFactory) -> None:
-    """Add or replace the factory for ``name``; a cached instance of that name is dropped."""
-    _registry.register(name, factory)
-
-
-def unregister(name: str) -> None:
-    """Remove ``name`` and its cached instance (a no-op when it is not registered)."""
-    _registry.unregister(name)
-
-
-def available() -> list[str]:
-    """The registered names, sorted (``off`` is always accepted besides)."""
-    return _registry.available()
-
-
-def clear_cache() -> None:
-    """Forget every built instance, so the next lookup builds afresh."""
-    _registry.clear_cache()
+register = SEAM.register
+unregister = SEAM.unregister
+available = SEAM.available
+plugins = SEAM.plugins
+clear_cache = SEAM.clear_cache
 
 
 def get_embedder(name: str | None = None) -> Embedder | None:
     """The embedder called ``name`` (else ``$MEMHTML_EMBED``, else ``local``); None for ``off``.
 
-    Raises ``InvalidFlagError`` for an unknown name and lets the factory's
-    ``ModelUnavailableError`` through when the model cannot be loaded.
+    Raises ``InvalidFlagError`` for an unknown name and lets ``ModelUnavailableError``
+    through when the model cannot be loaded (a plugin's failure is one, naming it).
     """
-    return _registry.get(os.environ.get(ENV_VAR, "") if name is None else name)
+    return SEAM.get(os.environ.get(ENV_VAR, "") if name is None else name)

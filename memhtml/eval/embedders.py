@@ -239,7 +239,7 @@ def compare_embedders(
     workdir: str | None = None,
 ) -> dict[str, Any]:
     """The gate, benchmark recall, throughput and latency of two embedders, side by side."""
-    from memhtml.contracts.seams import normalize
+    from memhtml.seams import normalize
 
     if normalize(a) == normalize(b):
         raise InvalidFlagError("compare two different embedders (got the same name twice)")

@@ -41,6 +41,7 @@ from memhtml.eval.fixture import (
     generate_fixture,
 )
 from memhtml.eval.probes import Probe
+from memhtml.seams import extra_missing
 
 if TYPE_CHECKING:
     from memhtml.index.retrieval import Hit, SearchResult
@@ -298,7 +299,7 @@ def live_preflight() -> str | None:
         import boto3
         from botocore.config import Config
     except ImportError as exc:
-        return f"boto3 is not installed: {exc}"
+        return extra_missing("live gate", "bedrock", exc).message
     from memhtml.embed.bedrock import REGION_ENV, BedrockEmbedder
 
     region = os.environ.get(REGION_ENV) or None

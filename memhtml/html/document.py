@@ -8,8 +8,9 @@ conversions in them cannot fail.
 The records behave as `@dataclass(frozen=True)` classes would (the same
 constructor, equality and hash over the fields in order, repr, pickling and
 `FrozenInstanceError` on assignment), but their methods are written out: a
-dataclass generates its methods with `exec` at import, which cost a cold CLI
-start about 13 ms for these seven classes. `replace` stands in for
+dataclass generates its methods with `exec` at import, a cost every cold CLI
+start would pay for these seven classes (docs/benchmarks.md, "Costs behind the
+code"). `replace` stands in for
 `dataclasses.replace`.
 """
 

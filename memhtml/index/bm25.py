@@ -2,7 +2,7 @@
 
 FTS5 ranks an OR query by computing `bm25()` for every matching row: it
 decodes each row's position lists and looks its size up in the docsize
-table, ~2 us a row. A broad query at 10k memories matches thousands of rows
+table, for each row. A broad query at 10k memories matches thousands of rows
 (the arm's largest cost, and nearly all of a 100k search's). A process that
 searches again and again can keep, per query term, the rows holding it and
 how often (read once from FTS5's own index through `fts5vocab`, so the

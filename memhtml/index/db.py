@@ -1,11 +1,12 @@
-"""Connections to the two planes and the migration runner.
+"""The two planes' connection, its transactions and the migration runner.
 
 `index.db` (schema main) is a projection of the tree; `state.db` (schema
 state) holds what git cannot reproduce. Both are opened on one connection so
 the salience arm can LEFT JOIN state.access in the same statement.
 
-Planes another build of memhtml left are set aside by `memhtml.index.planes`
-before a connection is opened.
+Callers open that connection with `memhtml.index.planes.connect`, which first
+sets aside planes another build of memhtml left; this module is the layer
+below it and imports nothing of `planes`.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from memhtml.contracts.errors import StorageError
 from memhtml.domain.rrf import rrf_contribution_sql
-from memhtml.telemetry import span, traced
+from memhtml.telemetry import span
 
 BUSY_TIMEOUT_MS: Final = 5000
 # Stamped in both planes' headers (PRAGMA application_id) once their schema is known to be ours.
@@ -28,8 +29,6 @@ APPLICATION_ID: Final = 0x6D68746D  # "mhtm"
 FOREIGN_INFIX: Final = (
     "-foreign-"  # `index.db-foreign-...` matches the `.memhtml/index.db-*` ignore
 )
-_SCHEMA_OF: Final = {"index": "main", "state": "state"}
-_UNREADABLE: Final = ("not a database", "malformed", "unsupported file format")
 INDEX_LEDGER: Final = "main.schema_migrations"
 STATE_LEDGER: Final = "state.schema_migrations"
 PLANES: Final[dict[str, tuple[str, str]]] = {
@@ -39,11 +38,11 @@ PLANES: Final[dict[str, tuple[str, str]]] = {
 }
 
 
-@functools.cache  # the installation does not move while a process runs (~0.3 ms per lookup)
+@functools.cache  # the installation does not move while a process runs
 def migrations_dir() -> Path:
     """The shipped migrations: inside the wheel, or the source checkout's top-level folder."""
-    # The package's own folder, not importlib.resources: that module and its readers cost
-    # a cold CLI start ~10 ms, and a wheel is installed unzipped.
+    # The package's own folder, not importlib.resources: that module and its readers would
+    # load at every cold CLI start, and a wheel is installed unzipped.
     here = Path(__file__).resolve()
     packaged = here.parents[1] / "_migrations"
     if packaged.is_dir():
@@ -129,7 +128,9 @@ def _configure(conn: sqlite3.Connection, schema: str) -> None:
     conn.execute(f"PRAGMA {schema}.synchronous = NORMAL")
 
 
-def _open(index_path: Path, state_path: Path) -> sqlite3.Connection:
+def open_planes(index_path: Path, state_path: Path) -> sqlite3.Connection:
+    """index.db with state.db attached as `state`, configured; no migration, no checks
+    (`memhtml.index.planes.connect` is the door every caller uses)."""
     conn = sqlite3.connect(
         str(index_path),
         isolation_level=None,
@@ -147,46 +148,6 @@ def _open(index_path: Path, state_path: Path) -> sqlite3.Connection:
     except BaseException:
         conn.close()
         raise
-    return conn
-
-
-@traced("memhtml.sqlite.open")
-def connect(index_path: Path, state_path: Path, *, read_only: bool = False) -> sqlite3.Connection:
-    """Open index.db with state.db attached as `state`, configured and migrated.
-
-    Unless read-only, a plane another build of memhtml left is set aside and
-    recreated first (module docstring), and a set-aside state plane's usage
-    rows are imported once ours exists.
-    """
-    from memhtml.index.planes import (
-        _finish_imports,
-        _foreign_reason,
-        _ledger_reason,
-        _set_aside_foreign,
-        _stamp,
-    )
-
-    index_path.parent.mkdir(parents=True, exist_ok=True)
-    paths = {"index": index_path, "state": state_path}
-    try:
-        if not read_only:
-            _set_aside_foreign(paths, lambda plane, path: _foreign_reason(path, plane))
-        conn = _open(index_path, state_path)
-        if read_only:
-            return conn
-        newer = {plane: why for plane in PLANES if (why := _ledger_reason(conn, plane))}
-        if newer:
-            conn.close()
-            _set_aside_foreign(
-                {plane: paths[plane] for plane in newer},
-                lambda plane, path: _foreign_reason(path, plane, trust_stamp=False),
-            )
-            conn = _open(index_path, state_path)
-        migrate(conn)
-        _stamp(conn)
-        _finish_imports(conn, state_path)
-    except sqlite3.Error as exc:
-        raise StorageError(f"cannot open the index at {index_path}: {exc}") from exc
     return conn
 
 
@@ -228,13 +189,6 @@ def read_snapshot(conn: sqlite3.Connection) -> AbstractContextManager[sqlite3.Co
     """Several reads in one transaction, so they see one state of the index (a writer that
     commits meanwhile is seen by the next snapshot); inside a transaction already, a no-op."""
     return nullcontext(conn) if conn.in_transaction else _transaction(conn, "BEGIN")
-
-
-def set_aside_planes(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    """The reports of planes another build left that were set aside (see index.planes)."""
-    from memhtml.index.planes import set_aside_planes as reports
-
-    return reports(conn)
 
 
 def watermark(conn: sqlite3.Connection) -> str | None:
@@ -287,8 +241,8 @@ def commit_checkpointing_later(conn: sqlite3.Connection) -> Checkpoint | None:
     on a thread (`Checkpoint`); None for an in-memory database.
 
     SQLite checkpoints inside the COMMIT that takes the WAL past its limit: for a
-    batch of 1,000 memories (~3,450 pages) that is ~150 ms of copying and fsync
-    before the write returns. The commit's durability is the COMMIT's, as before;
+    large batch that is pages of copying and an fsync before the write returns.
+    The commit's durability is the COMMIT's, as before;
     the checkpoint only moves pages from the WAL into the database file, and a
     kill in the middle of it loses nothing (SQLite redoes it). The caller joins the
     thread before it closes the connection (`Indexer.settle`).

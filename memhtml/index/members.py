@@ -2,8 +2,8 @@
 
 Both content arms rank candidates outside SQL (the fts arm from cached
 postings, memhtml.index.bm25; the vector arm from the matrix scan) and then
-ask SQLite which of them are in scope and under which paths: ~1 ms a search
-at 10k memories, most of it statement overhead for a few dozen rows. For the
+ask SQLite which of them are in scope and under which paths, most of it
+statement overhead for a few dozen rows. For the
 default scope (active memories, tasks excluded: `Scope()`), the answer is a
 pure function of the files table, so a long-lived process keeps it: each
 member's rowid and content hash with its path.

@@ -1,4 +1,5 @@
-"""Planes another build of memhtml left in `.memhtml/`: detected, set aside, usage imported.
+"""Opening the planes (`connect`), and planes another build of memhtml left in `.memhtml/`:
+detected, set aside, usage imported.
 
 A `.memhtml/` written by another build of memhtml (the TypeScript original
 shares our ledger's name and some of its file names, but not its schema; a
@@ -27,20 +28,57 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
+from memhtml.contracts.errors import StorageError
 from memhtml.contracts.logs import get_logger
 from memhtml.contracts.paths import is_memory_path
 from memhtml.index.db import (
-    _SCHEMA_OF,
-    _UNREADABLE,
     APPLICATION_ID,
     BUSY_TIMEOUT_MS,
     FOREIGN_INFIX,
+    PLANES,
+    migrate,
     migration_files,
+    open_planes,
     split_statements,
     write_transaction,
 )
+from memhtml.telemetry import traced
 
 log = get_logger("memhtml.index")
+_SCHEMA_OF: Final = {"index": "main", "state": "state"}
+_UNREADABLE: Final = ("not a database", "malformed", "unsupported file format")
+
+
+@traced("memhtml.sqlite.open")
+def connect(index_path: Path, state_path: Path, *, read_only: bool = False) -> sqlite3.Connection:
+    """Open index.db with state.db attached as `state`, configured and migrated.
+
+    Unless read-only, a plane another build of memhtml left is set aside and
+    recreated first (module docstring), and a set-aside state plane's usage
+    rows are imported once ours exists.
+    """
+    index_path.parent.mkdir(parents=True, exist_ok=True)
+    paths = {"index": index_path, "state": state_path}
+    try:
+        if not read_only:
+            _set_aside_foreign(paths, lambda plane, path: _foreign_reason(path, plane))
+        conn = open_planes(index_path, state_path)
+        if read_only:
+            return conn
+        newer = {plane: why for plane in PLANES if (why := _ledger_reason(conn, plane))}
+        if newer:
+            conn.close()
+            _set_aside_foreign(
+                {plane: paths[plane] for plane in newer},
+                lambda plane, path: _foreign_reason(path, plane, trust_stamp=False),
+            )
+            conn = open_planes(index_path, state_path)
+        migrate(conn)
+        _stamp(conn)
+        _finish_imports(conn, state_path)
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot open the index at {index_path}: {exc}") from exc
+    return conn
 
 
 # -- planes another build left -------------------------------------------------------

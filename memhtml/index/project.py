@@ -55,7 +55,7 @@ FILE_COLUMNS: Final[tuple[str, ...]] = (
 )
 
 
-# NamedTuples, not frozen dataclasses: each of those costs a cold CLI start ~1.5 ms to create.
+# NamedTuples, not frozen dataclasses: those generate their methods with `exec` at import.
 class Projection(NamedTuple):
     """Every row one file contributes to the index."""
 

@@ -1,10 +1,11 @@
 """The working tree's dirty set restricted to a few paths, without `git status`.
 
-`git status` stats every tracked file and walks every folder (~270 ms at 100k
-memories on a quiet machine). A long-lived process whose watcher names the
+`git status` stats every tracked file and walks every folder, a cost that
+grows with the store (docs/benchmarks.md, "Costs behind the code"). A
+long-lived process whose watcher names the
 few paths that changed since its last exact check (memhtml.store.watch) needs
 the status of just those paths and the overlay's. `git status -- <paths>`
-still reads the whole git index and hashes every name (~45 ms at 100k); this
+still reads the whole git index and hashes every name; this
 module answers the same question from HEAD's entries for those paths
 (`ls-tree`), the files themselves, git's own hashing (`hash-object`, which
 applies the repository's filters) and git's ignore rules (`check-ignore`),

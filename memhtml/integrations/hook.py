@@ -7,7 +7,7 @@ A hook runs inside a host's turn, so two rules shape everything here:
   is 0 (on `UserPromptSubmit` a non-zero exit is how a hook blocks a prompt).
   What went wrong is one line on stderr, where hosts show hook diagnostics.
 - **It is bounded.** Recall waits for the embedding model only until
-  `MODEL_WAIT` from the start of the process (400 ms per prompt), then
+  `MODEL_WAIT` from the start of the process, then
   answers by keywords. Each event also has a hard limit (`LIMITS`, well
   inside the timeout written into the host's config): a watchdog thread
   writes the best answer ready by then and ends the process, so a locked
@@ -48,7 +48,7 @@ LIMITS: Final = {
 # answer inside half a second. Past it the keyword answer stands. Both scale with a limit
 # given by --time-limit-ms or MEMHTML_HOOK_TIME_LIMIT_MS.
 MODEL_WAIT: Final = {"user-prompt-submit": 0.4, "session-start": 1.0}
-# A keyword answer ready only after this share of the model wait (240 ms per prompt) means
+# A keyword answer ready only after this share of the model wait means
 # a machine too busy for the model to make it: the keyword answer goes at once.
 LATE_SHARE: Final = 0.6
 STDIN_LIMIT: Final = 8 << 20  # a payload larger than this is not a hook payload

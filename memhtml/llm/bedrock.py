@@ -5,7 +5,9 @@ schema's JSON schema and forces it (``toolChoice: {"tool": {"name": ...}}``),
 so the answer is the tool call's ``input`` object, validated against the
 schema before it is returned.
 
-boto3 is imported on first use, never at module import. Credentials come from
+boto3 (the ``bedrock`` extra) is imported on first use, never at module import;
+without it the first call refuses with ``ERR_MODEL_UNAVAILABLE`` naming the
+extra. Credentials come from
 the default AWS chain; the model id from ``MEMHTML_LLM_MODEL`` (default
 :data:`DEFAULT_MODEL`), the region from ``MEMHTML_AWS_REGION`` (else the
 default chain), the read timeout from ``MEMHTML_LLM_TIMEOUT``. Throttling,
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import LlmContractViolationError, ModelUnavailableError
 from memhtml.llm.base import MODEL_ENV, json_schema, timeout_from, validate_answer
+from memhtml.seams import extra_missing, require_extra
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -56,6 +59,9 @@ def _unavailable(
     )
 
 
+_NO_MODEL = "set MEMHTML_LLM=off to run sleep without a model"
+
+
 class BedrockModel:
     """A Claude model over Bedrock Converse with a forced tool call."""
 
@@ -79,8 +85,17 @@ class BedrockModel:
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> BedrockModel:
         """The model configured by ``MEMHTML_LLM_MODEL``, ``MEMHTML_AWS_REGION``, the timeout."""
         env = os.environ if environ is None else environ
+        model_id = env.get(MODEL_ENV, "").strip() or DEFAULT_MODEL
+        require_extra(
+            "bedrock model",
+            "bedrock",
+            "boto3",
+            suggestions=[_NO_MODEL],
+            model=model_id,
+            retryable=False,
+        )
         return cls(
-            env.get(MODEL_ENV, "").strip() or DEFAULT_MODEL,
+            model_id,
             region=env.get(REGION_ENV) or None,
             timeout_s=timeout_from(env, DEFAULT_TIMEOUT_S),
         )
@@ -92,8 +107,13 @@ class BedrockModel:
                 from botocore.config import Config
                 from botocore.exceptions import BotoCoreError
             except ImportError as exc:
-                raise _unavailable(
-                    self.model_id, f"boto3 is not installed: {exc}", retryable=False
+                raise extra_missing(
+                    "bedrock model",
+                    "bedrock",
+                    exc,
+                    suggestions=[_NO_MODEL],
+                    model=self.model_id,
+                    retryable=False,
                 ) from exc
             # The caller retries; botocore's own retries stay few so a call's time stays bounded.
             config = Config(
@@ -144,9 +164,9 @@ class BedrockModel:
         tool_description: str,
     ) -> BaseModel:
         """One Converse call; the forced tool's input, validated against ``schema``."""
+        client = self._get_client()  # first: without boto3 it names the extra
         from botocore.exceptions import BotoCoreError, ClientError
 
-        client = self._get_client()
         request = self.request(
             prompt, system=system, schema=schema, tool_name=tool_name, description=tool_description
         )

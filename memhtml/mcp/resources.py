@@ -155,7 +155,7 @@ def read_sleep(corpus: Corpus, run_id: str, uri: str) -> ResourceText:
 
 def read_manifest(uri: str) -> ResourceText:
     """`memhtml://manifest`: the command contract as JSON."""
-    from memhtml.cli.manifest import manifest
+    from memhtml.surface.manifest import manifest
 
     return ResourceText(
         uri, json.dumps(manifest(), ensure_ascii=False, indent=2), "application/json"

@@ -63,8 +63,8 @@ def prefer_single_threaded_blas() -> None:
     is switched at its first vector scan (memhtml.embed.blas, which says why).
     A search's matrix products are small or memory-bound; OpenBLAS's helper
     threads spin-wait after each one and take the second core from SQLite and
-    the embedder (measured on 2 cores: warm 10k search with the local model,
-    p50 48 -> 30 ms).
+    the embedder (measured on 2 cores: docs/benchmarks.md, "Costs behind the
+    code").
     """
     # memhtml.embed.blas.ENV, spelled here: importing it would load the embed package.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -126,7 +126,7 @@ class Corpus:
     def conn(self) -> sqlite3.Connection:
         """The index connection (state attached), opened and migrated on first use."""
         if self._conn is None:
-            from memhtml.index.db import connect
+            from memhtml.index.planes import connect
 
             state_dir = self.root / ".memhtml"
             self._conn = connect(state_dir / "index.db", state_dir / "state.db")

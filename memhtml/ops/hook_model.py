@@ -17,8 +17,9 @@ beside the lexical one:
 - elsewhere (a library caller, a test) on a daemon thread.
 
 The local model runs there without onnxruntime's graph optimizations: its
-session starts ~0.2-0.4 s sooner and one query costs ~60 ms more, the right
-trade for one query (the vector differs from the optimized graph's by ~1e-7).
+session starts sooner and one query costs a little more, the right trade for
+one query (docs/benchmarks.md, "Costs behind the code"); the vector differs
+from the optimized graph's by ~1e-7.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import RebuildNoEmbedRefusedError
-from memhtml.index.db import set_aside_planes, write_transaction
+from memhtml.index.db import write_transaction
 from memhtml.index.embedding import (
     EmbedReport,
     check_space,
@@ -18,6 +18,7 @@ from memhtml.index.embedding import (
     space_matches,
     stored_space,
 )
+from memhtml.index.planes import set_aside_planes
 
 if TYPE_CHECKING:
     from memhtml.ops.corpus import Corpus

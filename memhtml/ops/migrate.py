@@ -255,7 +255,7 @@ class _Run:
         self.bar: Progress | None = None
 
     def run(self) -> dict[str, Any]:
-        from memhtml.contracts.seams import normalize
+        from memhtml.seams import normalize
 
         record = open_migration(self.conn)
         if record is not None and self.to and normalize(self.to) != record.embedder:

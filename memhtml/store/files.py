@@ -22,7 +22,7 @@ from memhtml.contracts.paths import is_memory_path
 from memhtml.store import faults
 
 
-class FileChange(NamedTuple):  # not a frozen dataclass: ~1.5 ms of a cold start to create
+class FileChange(NamedTuple):  # not a frozen dataclass: it would `exec` at a cold start
     """One path's new content (None deletes); `moved_from` makes it a rename."""
 
     path: str

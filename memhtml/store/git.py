@@ -1,9 +1,9 @@
 """Git plumbing for the hot paths, batched: one subprocess per step, never one per file.
 
-GitPython serves the cold paths (init, config, history); the write path and
-the indexer call git's plumbing directly so a single write stays a handful of
-short subprocesses and a rebuild reads every blob through one
-``cat-file --batch``.
+Every git call of the store comes through here, `init` and its config
+included (no git library: its objects earned nothing a command does not). A
+single write stays a handful of short subprocesses and a rebuild reads every
+blob through one ``cat-file --batch``.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def status_argv(prefixes: Sequence[str] = (), *, read_only: bool = False) -> lis
     ]
 
 
-# The records are NamedTuples: a frozen dataclass costs a cold start ~1.5 ms each to create.
+# The records are NamedTuples: a frozen dataclass generates its methods with `exec` at import.
 class TreeEntry(NamedTuple):
     """One blob in a tree listing."""
 
@@ -107,7 +107,7 @@ PACK_THRESHOLD: Final = 101
 # Up to this many paths a commit's tree is built from HEAD's (`Git._tree_with`): it
 # spares write-tree's read and rewrite of git's whole index, but hashes every path
 # a second time beside update-index, which costs more than it spares for a big
-# batch (1,000 paths into 10k: git's part 224-273 ms against 153-224 by write-tree).
+# batch (docs/benchmarks.md, "Costs behind the code").
 TREE_FROM_HEAD_MAX: Final = 100
 # The git commands that read attributes to store, check out or merge content: each one
 # runs after `Git.pin_attributes`.

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from memhtml.contracts.errors import GitError
+from memhtml.contracts.errors import DiskFullError, GitError
 from memhtml.store import attributes
 from memhtml.store.files import write_atomic
+from memhtml.store.git import Git
 
 PARA_DIRS: Final[tuple[str, ...]] = (
     "projects",
@@ -42,6 +44,8 @@ GITATTRIBUTES_LINES: Final[tuple[str, ...]] = (
     "index.html merge=ours",
     "sitemap.xml merge=ours",
 )
+# The scaffold's page: not a memory (no type), but its first sentence is an `article mark`
+# as in the original's, so a guest script written for the original reads the same claim.
 README_HTML: Final = """<!doctype html>
 <html lang="en">
 <head>
@@ -49,11 +53,14 @@ README_HTML: Final = """<!doctype html>
 <title>Memory</title>
 </head>
 <body>
-<h1>Memory</h1>
-<p>This repository is an agent's long-term memory, kept by memhtml: one fact per
-HTML file under <code>projects/</code>, <code>areas/</code>, <code>resources/</code>
-and <code>archive/</code>. Every change is a commit; nothing is deleted, only
-moved into <code>archive/</code>. This page is not itself a memory.</p>
+<article>
+<p><mark>This repository is an agent's memory, kept by memhtml: one fact per HTML file.</mark>
+The facts live under <code>projects/</code>, <code>areas/</code>, <code>resources/</code>
+and <code>archive/</code>.</p>
+<p>Every change is a commit; nothing is deleted, only moved into <code>archive/</code>. The
+index under <code>.memhtml/</code> is derived from these files and gitignored. This page is
+not itself a memory.</p>
+</article>
 </body>
 </html>
 """
@@ -82,23 +89,57 @@ def _ensure_lines(path: Path, lines: tuple[str, ...], created: list[str], rel: s
         created.append(rel)
 
 
-def init_repo(root: str | os.PathLike[str]) -> InitReport:
-    """Create or complete the memory root at `root` (a str or a path; `~` is expanded)."""
-    import git  # GitPython: init and config are cold paths
+def _work_tree_root(root: Path) -> bool:
+    """True when `root` is the top of a git work tree (not a folder inside another one)."""
+    proc = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"],
+        cwd=root,
+        capture_output=True,
+        env={k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")},
+        check=False,
+    )
+    if proc.returncode != 0:
+        if (root / ".git").exists():  # a repository git refuses to read: never re-initialize it
+            err = proc.stderr.decode("utf-8", "replace").strip()
+            raise GitError(f"init failed: {root} is a repository git cannot read: {err}")
+        return False
+    top = os.fsdecode(proc.stdout.rstrip(b"\n"))
+    return Path(top).resolve() == root.resolve()
 
+
+def _configure(git: Git) -> None:
+    """The merge drivers, and an identity where git has none (a fresh machine's commits
+    must still land): repository-local settings, each set only when it differs."""
+    wanted = {
+        "merge.memhtml.name": "memhtml head-aware merge",
+        "merge.memhtml.driver": merge_driver_command(),
+        "merge.ours.driver": "true",
+    }
+    for key, value in wanted.items():
+        if git.text("config", "--local", "--get", key, check=False) != value:
+            git.run("config", "--local", key, value)
+    if not git.text("config", "--get", "user.email", check=False) and not git.run(
+        "var", "GIT_COMMITTER_IDENT", check=False
+    ):
+        git.run("config", "--local", "user.name", "memhtml")
+        git.run("config", "--local", "user.email", "memhtml@localhost")
+
+
+def init_repo(root: str | os.PathLike[str]) -> InitReport:
+    """Create or complete the memory root at `root` (a str or a path; `~` is expanded).
+
+    Git's own commands do the work (`init`, `config`, `add`, `commit`) through the
+    store's plumbing runner, so a failure is the store's typed error (a full disk
+    is `ERR_DISK_FULL`).
+    """
     root = Path(root).expanduser().absolute()
     root.mkdir(parents=True, exist_ok=True)
     created: list[str] = []
+    git = Git(root)
     try:
-        try:
-            repo = git.Repo(root)
-            created_repo = False
-            if Path(repo.working_tree_dir or "").resolve() != root.resolve():
-                repo = git.Repo.init(root, initial_branch="main")
-                created_repo = True
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            repo = git.Repo.init(root, initial_branch="main")
-            created_repo = True
+        created_repo = not _work_tree_root(root)
+        if created_repo:
+            git.run("init", "-q", "--initial-branch=main")
         attributes.ensure(root)  # before anything is added: memhtml's attributes win
         for rel in PARA_DIRS + SIDE_DIRS:
             keep = root / rel / ".gitkeep"
@@ -111,28 +152,26 @@ def init_repo(root: str | os.PathLike[str]) -> InitReport:
         if not readme.exists():
             write_atomic(readme, README_HTML.encode())
             created.append("README.html")
-        with repo.config_writer() as cfg:
-            cfg.set_value('merge "memhtml"', "name", "memhtml head-aware merge")
-            cfg.set_value('merge "memhtml"', "driver", merge_driver_command())
-            cfg.set_value('merge "ours"', "driver", "true")
-            reader = repo.config_reader()
-            if not reader.has_option("user", "email"):
-                # A fresh machine has no identity; commits must still land.
-                try:
-                    git.Git(str(root)).var("GIT_COMMITTER_IDENT")
-                except git.GitCommandError:
-                    cfg.set_value("user", "name", "memhtml")
-                    cfg.set_value("user", "email", "memhtml@localhost")
+        _configure(git)
         commit_sha: str | None = None
         if created:
-            repo.git.add("--", *created)
-            has_head = repo.head.is_valid()
-            staged = repo.git.diff("--cached", "--name-only", "--", *created) if has_head else "x"
+            git.run("add", "--", *created)
+            has_head = git.head() is not None
+            staged = (
+                git.text("diff", "--cached", "--name-only", "--", *created) if has_head else "x"
+            )
             if staged:
-                repo.git.commit("-m", "memhtml(init): scaffold the memory root", "--", *created)
-                commit_sha = repo.head.commit.hexsha
-    except git.GitCommandError as exc:
-        raise GitError(f"init failed: {exc.stderr.strip() if exc.stderr else exc}") from exc
+                git.run(
+                    "commit", "-q", "-m", "memhtml(init): scaffold the memory root", "--", *created
+                )
+                commit_sha = git.head()
+    except DiskFullError:
+        raise
+    except GitError as exc:
+        message = (
+            exc.message if exc.message.startswith("init failed") else f"init failed: {exc.message}"
+        )
+        raise GitError(message, details=exc.details) from exc
     return InitReport(str(root), created_repo, created, commit_sha)
 
 

@@ -1,8 +1,9 @@
 """Knowing, without stat-ing every file, that the working tree has not changed.
 
 A read must see the tree as it is now (the index follows uncommitted edits),
-and `git status` answers that by stat-ing every tracked file: ~4 ms at 1k
-memories, ~25 ms at 10k on this kind of machine — more than a warm search.
+and `git status` answers that by stat-ing every tracked file, which at 10k
+memories costs more than a warm search (docs/benchmarks.md, "Costs behind the
+code").
 A long-lived process (the MCP server) instead asks the kernel to report every
 change under the memory folders (Linux inotify, one watch per directory):
 while no event arrived since the last exact check, nothing changed, and the

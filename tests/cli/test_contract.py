@@ -13,8 +13,6 @@ from typing import Any
 import pytest
 
 from memhtml.cli.main import run
-from memhtml.cli.manifest import agents_markdown, manifest
-from memhtml.cli.table import COMMANDS
 from memhtml.contracts.envelope import (
     RESPONSE_TYPES,
     ErrorEnvelope,
@@ -22,6 +20,8 @@ from memhtml.contracts.envelope import (
     validate_envelope,
 )
 from memhtml.contracts.errors import error_codes
+from memhtml.surface.manifest import agents_markdown, manifest
+from memhtml.surface.table import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
 

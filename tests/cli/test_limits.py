@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from memhtml.cli.manifest import agents_markdown, manifest
-from memhtml.cli.table import COMMANDS
+from memhtml.surface.manifest import agents_markdown, manifest
+from memhtml.surface.table import COMMANDS
 
 Cli = Callable[..., tuple[int, dict[str, Any]]]
 

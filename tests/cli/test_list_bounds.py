@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from memhtml.cli.table import COMMANDS
 from memhtml.contracts.errors import InputTooLargeError
 from memhtml.contracts.limits import MAX_FILTER_VALUES, MAX_LABELS, MAX_PATHS
 from memhtml.mcp.tools import TOOLS_BY_NAME
+from memhtml.surface.table import COMMANDS
 
 Cli = Callable[..., tuple[int, dict[str, Any]]]
 

@@ -15,8 +15,8 @@ from typer.main import get_command
 
 from memhtml.cli.app import build_app
 from memhtml.cli.main import _plain_params
-from memhtml.cli.spec import Command
-from memhtml.cli.table import COMMANDS, GLOBAL_PARAMS, command_by_words
+from memhtml.surface.spec import Command
+from memhtml.surface.table import COMMANDS, GLOBAL_PARAMS, command_by_words
 
 VALUES = [
     "x",

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from memhtml.cli import commands_exec
 from memhtml.cli.main import run
 from memhtml.codemode import limits
 from memhtml.contracts.envelope import SuccessEnvelope, validate_envelope
+from memhtml.surface import commands_exec
 from tests.codemode.conftest import commit, memory_html
 
 COUNT = 'import { corpus } from "/workspace/lib/corpus.mjs"\nconsole.log(corpus().size)'

@@ -16,7 +16,7 @@ from memhtml.index import db, planes
 
 
 def open_db(tmp_path: Path) -> sqlite3.Connection:
-    return db.connect(tmp_path / "index.db", tmp_path / "state.db")
+    return planes.connect(tmp_path / "index.db", tmp_path / "state.db")
 
 
 def test_pragmas_and_functions(tmp_path: Path) -> None:
@@ -95,13 +95,13 @@ def _copy_migrations(tmp_path: Path) -> Path:
 def test_upgrade_from_an_older_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     mig = _copy_migrations(tmp_path)
     monkeypatch.setattr(db, "migrations_dir", lambda: mig)
-    conn = db.connect(tmp_path / "i.db", tmp_path / "s.db")
+    conn = planes.connect(tmp_path / "i.db", tmp_path / "s.db")
     conn.execute("INSERT INTO state.access (path, updated_at) VALUES ('areas/a.html', 'x')")
     conn.close()
     (mig / "index" / "0099_extra.sql").write_text(
         "CREATE TABLE extra (x INTEGER);\nINSERT INTO extra VALUES (1);\n"
     )
-    conn = db.connect(tmp_path / "i.db", tmp_path / "s.db")
+    conn = planes.connect(tmp_path / "i.db", tmp_path / "s.db")
     assert conn.execute("SELECT x FROM extra").fetchone() == (1,)
     names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY name")]
     assert names[-1] == "0099_extra.sql" and "0001_files.sql" in names
@@ -113,12 +113,12 @@ def test_a_failing_migration_is_never_half_applied(
 ) -> None:
     mig = _copy_migrations(tmp_path)
     monkeypatch.setattr(db, "migrations_dir", lambda: mig)
-    db.connect(tmp_path / "i.db", tmp_path / "s.db").close()
+    planes.connect(tmp_path / "i.db", tmp_path / "s.db").close()
     (mig / "index" / "0099_broken.sql").write_text(
         "CREATE TABLE half (x INTEGER);\nINSERT INTO nowhere VALUES (1);\n"
     )
     with pytest.raises(StorageError):
-        db.connect(tmp_path / "i.db", tmp_path / "s.db")
+        planes.connect(tmp_path / "i.db", tmp_path / "s.db")
     raw = sqlite3.connect(tmp_path / "i.db")
     assert raw.execute("SELECT count(*) FROM sqlite_master WHERE name = 'half'").fetchone()[0] == 0
     assert (
@@ -229,7 +229,7 @@ def test_foreign_planes_are_set_aside_and_usage_is_imported(
     # Both files are kept; the reports say what happened.
     (index_copy,) = _set_aside_files(tmp_path, "index")
     (state_copy,) = _set_aside_files(tmp_path, "state")
-    reports = {r["plane"]: r for r in db.set_aside_planes(conn)}
+    reports = {r["plane"]: r for r in planes.set_aside_planes(conn)}
     assert reports["index"]["moved_to"] == index_copy
     assert "0002_chunks.sql" in reports["index"]["reason"]
     assert reports["state"]["status"] == "imported"
@@ -249,7 +249,7 @@ def test_foreign_planes_are_set_aside_and_usage_is_imported(
     # A second open finds ours and changes nothing.
     conn.close()
     conn = open_db(tmp_path)
-    assert len(db.set_aside_planes(conn)) == 2
+    assert len(planes.set_aside_planes(conn)) == 2
     assert conn.execute("SELECT count(*) FROM state.access").fetchone()[0] == 2
 
 
@@ -271,7 +271,7 @@ def test_same_ledger_names_over_other_columns_is_foreign(tmp_path: Path) -> None
         " detections INTEGER, updated_at TEXT);",
     )
     conn = open_db(tmp_path)
-    reasons = {r["plane"]: r["reason"] for r in db.set_aside_planes(conn)}
+    reasons = {r["plane"]: r["reason"] for r in planes.set_aside_planes(conn)}
     assert "table files is not this build's" in reasons["index"]
     assert "not this build's" in reasons["state"]
     assert conn.execute("SELECT path, access_count FROM state.access").fetchall() == [
@@ -289,7 +289,7 @@ def test_usage_rows_under_other_names_are_recognised(tmp_path: Path) -> None:
         " ('resources/b.html', 2, 1767225600, '0.75'), ('resources/c.html', -1, NULL, NULL);",
     )
     conn = open_db(tmp_path)
-    (report,) = db.set_aside_planes(conn)
+    (report,) = planes.set_aside_planes(conn)
     assert "no migration ledger" in report["reason"]
     assert report["imported"]["access_table"] == "memory_access"
     assert report["imported"]["skipped_rows"] == 1
@@ -313,7 +313,7 @@ def test_an_unreadable_schema_or_a_non_database_is_set_aside(tmp_path: Path) -> 
     raw.close()
     (tmp_path / "state.db").write_bytes(b"not a database at all, but a file with a name" * 4)
     conn = open_db(tmp_path)
-    reasons = {r["plane"]: r["reason"] for r in db.set_aside_planes(conn)}
+    reasons = {r["plane"]: r["reason"] for r in planes.set_aside_planes(conn)}
     assert "cannot read it" in reasons["index"] and "malformed" in reasons["index"]
     assert reasons["state"] == "it is not an SQLite database"
     assert conn.execute("SELECT count(*) FROM state.access").fetchone()[0] == 0
@@ -334,7 +334,7 @@ def test_a_newer_ledger_of_ours_is_set_aside_and_its_state_rows_kept(tmp_path: P
     conn.execute("INSERT INTO state.schema_migrations VALUES ('S9999_from_the_future.sql', 'x')")
     conn.close()
     conn = open_db(tmp_path)
-    reasons = {r["plane"]: r["reason"] for r in db.set_aside_planes(conn)}
+    reasons = {r["plane"]: r["reason"] for r in planes.set_aside_planes(conn)}
     assert "9999_from_the_future.sql" in reasons["index"]
     assert "S9999_from_the_future.sql" in reasons["state"]
     assert conn.execute(
@@ -352,7 +352,7 @@ def test_an_unstamped_database_of_ours_is_kept_and_stamped(tmp_path: Path) -> No
     conn.execute("PRAGMA state.application_id = 0")
     conn.close()
     conn = open_db(tmp_path)
-    assert db.set_aside_planes(conn) == []
+    assert planes.set_aside_planes(conn) == []
     assert conn.execute("SELECT count(*) FROM state.access").fetchone()[0] == 1
     assert conn.execute("PRAGMA application_id").fetchone()[0] == db.APPLICATION_ID
 
@@ -361,7 +361,7 @@ def test_an_interrupted_import_is_finished_by_the_next_open(tmp_path: Path) -> N
     _fabricate(tmp_path / "state.db", FOREIGN_STATE)
     planes._set_aside("state", tmp_path / "state.db", "test: moved, then the process died")
     conn = open_db(tmp_path)
-    (report,) = db.set_aside_planes(conn)
+    (report,) = planes.set_aside_planes(conn)
     assert report["status"] == "imported" and report["imported"]["access"] == 2
     assert conn.execute("SELECT count(*) FROM state.access").fetchone()[0] == 2
 

@@ -18,7 +18,7 @@ import pytest
 import memhtml
 from memhtml.index import bulk, writer
 from memhtml.index import indexer as indexer_module
-from memhtml.index.db import connect
+from memhtml.index.planes import connect
 from memhtml.index.project import FILE_COLUMNS, Projection
 from tests.index.test_indexer import snapshot
 

@@ -17,7 +17,7 @@ import pytest
 
 from memhtml.index import indexer as indexer_module
 from memhtml.index import parallel, writer
-from memhtml.index.db import connect
+from memhtml.index.planes import connect
 from memhtml.index.project import project_bytes
 from memhtml.store.git import Git
 from tests.index.test_indexer import git

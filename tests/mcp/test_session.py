@@ -591,7 +591,7 @@ def test_sleep_resource_is_a_clear_not_found(client: Any) -> None:
 
 
 def test_manifest_resource_is_the_cli_manifest(client: Any) -> None:
-    from memhtml.cli.manifest import manifest
+    from memhtml.surface.manifest import manifest
 
     res = client.read_resource("memhtml://manifest")
     assert res.contents[0].mime_type == "application/json"

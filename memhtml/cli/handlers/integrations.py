@@ -6,7 +6,7 @@ import sys
 from typing import Any
 
 from memhtml.cli.main import Invocation
-from memhtml.cli.spec import RawOutput
+from memhtml.surface.spec import RawOutput
 
 
 def install(

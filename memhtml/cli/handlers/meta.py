@@ -8,11 +8,11 @@ from typing import Any
 from memhtml import __version__
 from memhtml.cli import text
 from memhtml.cli.main import Invocation
-from memhtml.cli.manifest import agents_markdown
-from memhtml.cli.manifest import manifest as build_manifest
-from memhtml.cli.table import COMMANDS, GLOBAL_PARAMS, command_by_words
 from memhtml.contracts.envelope import API_VERSION
 from memhtml.contracts.errors import DocStaleError, InvalidFlagError, UnknownCommandError
+from memhtml.surface.manifest import agents_markdown
+from memhtml.surface.manifest import manifest as build_manifest
+from memhtml.surface.table import COMMANDS, GLOBAL_PARAMS, command_by_words
 
 
 def manifest(inv: Invocation) -> dict[str, Any]:

@@ -51,8 +51,9 @@
     get nodeType() { return 1 }
     get tagName() { return this.rawTagName === null ? null : this.rawTagName.toUpperCase() }
     get localName() { return this.rawTagName }
-    get text() { return this.childNodes.map((n) => n.text).join("") }
-    get rawText() { return this.childNodes.map((n) => n.rawText).join("") }
+    // A <br> reads as a line break, as node-html-parser's does (a claim spanning one keeps it).
+    get text() { return this.rawTagName === "br" ? "\n" : this.childNodes.map((n) => n.text).join("") }
+    get rawText() { return this.rawTagName === "br" ? "\n" : this.childNodes.map((n) => n.rawText).join("") }
     get structuredText() { return this.text.replace(/\s+/g, " ").trim() }
     get attributes() { return { ...this._attrs } }
     get attrs() { return this.attributes }

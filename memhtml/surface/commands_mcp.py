@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from memhtml.cli.spec import Command
-from memhtml.mcp import catalog
+from memhtml.surface import mcp_catalog
+from memhtml.surface.spec import Command
 
 H = "memhtml.cli.handlers"
 
@@ -20,7 +20,7 @@ MCP_COMMANDS: Final[tuple[Command, ...]] = (
         details=(
             "While serving, stdout carries only the MCP protocol and logs go to stderr; the"
             " serve.exit envelope (uptime, tool calls, errors) is printed once the client"
-            " closes stdin. It serves " + catalog.summary()
+            " closes stdin. It serves " + mcp_catalog.summary()
         ),
     ),
 )

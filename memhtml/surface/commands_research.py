@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from memhtml.cli.spec import Command, Param
 from memhtml.contracts.limits import MAX_FILTER_VALUES
+from memhtml.surface.spec import Command, Param
 
 H = "memhtml.cli.handlers"
 

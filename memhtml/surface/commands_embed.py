@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from memhtml.cli.spec import Command, Param
+from memhtml.surface.spec import Command, Param
 
 H = "memhtml.cli.handlers.embedders"
-_EMBEDDERS = "local, fake, bedrock, openai"
+_EMBEDDERS = "local, fake, bedrock, openai, or a plugin's name (docs/plugins.md)"
 
 EMBED_COMMANDS: Final[tuple[Command, ...]] = (
     Command(

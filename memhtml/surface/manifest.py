@@ -5,15 +5,36 @@ from __future__ import annotations
 from typing import Any
 
 from memhtml import __version__
-from memhtml.cli.spec import describe_range
-from memhtml.cli.table import COMMANDS, ENVIRONMENT, GLOBAL_PARAMS
 from memhtml.contracts.envelope import API_VERSION, RESPONSE_TYPES
 from memhtml.contracts.errors import error_codes
-from memhtml.mcp import catalog
+from memhtml.surface import mcp_catalog
+from memhtml.surface.spec import describe_range
+from memhtml.surface.table import COMMANDS, ENVIRONMENT, GLOBAL_PARAMS
+
+
+def backends() -> dict[str, Any]:
+    """The embedders and language models by name: built in, and installed plugins.
+
+    Plugins are listed from installed metadata (name, entry point, distribution,
+    version); none is imported, so a broken plugin cannot break the manifest.
+    """
+    from memhtml.embed import registry as embedders
+    from memhtml.llm import registry as models
+
+    out: dict[str, Any] = {}
+    for key, registry in (("embedders", embedders), ("models", models)):
+        out[key] = {
+            "variable": registry.ENV_VAR,
+            "default": registry.DEFAULT,
+            "builtin": registry.SEAM.builtin_names(),
+            "entry_point_group": registry.GROUP,
+            "plugins": [p.describe() for p in registry.plugins()],
+        }
+    return out
 
 
 def manifest() -> dict[str, Any]:
-    """Every command, flag, response type, error code and environment variable."""
+    """Every command, flag, response type, error code, environment variable and backend."""
     return {
         "name": "memhtml",
         "version": __version__,
@@ -34,11 +55,12 @@ def manifest() -> dict[str, Any]:
         "response_types": dict(RESPONSE_TYPES),
         "error_codes": error_codes(),
         "environment": dict(ENVIRONMENT),
+        "backends": backends(),
         "mcp": {
-            "command": catalog.SERVER_COMMAND,
-            "tools": list(catalog.TOOL_NAMES),
-            "resource_templates": list(catalog.RESOURCE_TEMPLATES),
-            "resources": list(catalog.RESOURCES),
+            "command": mcp_catalog.SERVER_COMMAND,
+            "tools": list(mcp_catalog.TOOL_NAMES),
+            "resource_templates": list(mcp_catalog.RESOURCE_TEMPLATES),
+            "resources": list(mcp_catalog.RESOURCES),
         },
     }
 
@@ -117,6 +139,17 @@ def agents_markdown() -> str:
     lines += [f"- `{k}`: {v}" for k, v in m["error_codes"].items()]
     lines += ["", "## Environment", ""]
     lines += [f"- `{k}`: {v}" for k, v in m["environment"].items()]
+    lines += ["", "## Backends", ""]
+    for label, b in (
+        ("Embedders", m["backends"]["embedders"]),
+        ("Models", m["backends"]["models"]),
+    ):
+        lines.append(
+            f"- {label} (`{b['variable']}`, default `{b['default']}`): "
+            + ", ".join(f"`{n}`" for n in b["builtin"])
+            + f", `off`, and any plugin installed in the `{b['entry_point_group']}` entry-point"
+            " group (docs/plugins.md); `memhtml manifest` lists the installed plugins."
+        )
     mcp = m["mcp"]
     lines += [
         "",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from memhtml.cli.spec import Command, Param
+from memhtml.surface.spec import Command, Param
 
 # The bounds as plain numbers: the table is read on every CLI start, so it must
 # not import memhtml.codemode (tested equal to memhtml.codemode.limits).

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from memhtml.cli.spec import ALLOW_SECRET, Command, Param
 from memhtml.contracts.limits import MAX_FILTER_VALUES, MAX_LABELS, MAX_PARAGRAPHS, MAX_PATHS
 from memhtml.contracts.vocab import TASK_STATUSES
+from memhtml.surface.spec import ALLOW_SECRET, Command, Param
 
 H = "memhtml.cli.handlers"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from memhtml.cli.spec import Command, Param
+from memhtml.surface.spec import Command, Param
 
 H = "memhtml.cli.handlers.sync"
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from memhtml.cli.spec import ALLOW_SECRET, Command, Param
 from memhtml.contracts.limits import MAX_FILTER_VALUES, MAX_LABELS, MAX_PARAGRAPHS, MAX_PATHS
 from memhtml.contracts.vocab import EDGE_RELS, MEMORY_TYPES, PARA_BUCKETS
+from memhtml.surface.spec import ALLOW_SECRET, Command, Param
 
 H = "memhtml.cli.handlers"
 
@@ -697,42 +697,42 @@ COMMANDS = (
     ),
 )
 
-from memhtml.cli.commands_tasks import TASK_COMMANDS  # noqa: E402
+from memhtml.surface.commands_tasks import TASK_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + TASK_COMMANDS
 
 # Command groups that live beside their own modules join the one table here.
-from memhtml.cli.commands_eval import EVAL_COMMANDS  # noqa: E402
+from memhtml.surface.commands_eval import EVAL_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + EVAL_COMMANDS
-from memhtml.cli.commands_mcp import MCP_COMMANDS  # noqa: E402
+from memhtml.surface.commands_mcp import MCP_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + MCP_COMMANDS
-from memhtml.cli.commands_research import RESEARCH_COMMANDS  # noqa: E402
+from memhtml.surface.commands_research import RESEARCH_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + RESEARCH_COMMANDS
-from memhtml.cli.commands_sleep import SLEEP_COMMANDS  # noqa: E402
+from memhtml.surface.commands_sleep import SLEEP_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + SLEEP_COMMANDS
-from memhtml.cli.commands_sync import SYNC_COMMANDS  # noqa: E402
+from memhtml.surface.commands_sync import SYNC_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + SYNC_COMMANDS
-from memhtml.cli.commands_state import STATE_COMMANDS  # noqa: E402
+from memhtml.surface.commands_state import STATE_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + STATE_COMMANDS
-from memhtml.cli.commands_trace import TRACE_COMMANDS  # noqa: E402
+from memhtml.surface.commands_trace import TRACE_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + TRACE_COMMANDS
-from memhtml.cli.commands_publish import PUBLISH_COMMANDS  # noqa: E402
+from memhtml.surface.commands_publish import PUBLISH_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + PUBLISH_COMMANDS
-from memhtml.cli.commands_exec import EXEC_COMMANDS  # noqa: E402
+from memhtml.surface.commands_exec import EXEC_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + EXEC_COMMANDS
-from memhtml.cli.commands_embed import EMBED_COMMANDS  # noqa: E402
+from memhtml.surface.commands_embed import EMBED_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + EMBED_COMMANDS
-from memhtml.cli.commands_integrations import INTEGRATION_COMMANDS  # noqa: E402
+from memhtml.surface.commands_integrations import INTEGRATION_COMMANDS  # noqa: E402
 
 COMMANDS = COMMANDS + INTEGRATION_COMMANDS
 
