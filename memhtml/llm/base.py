@@ -120,9 +120,7 @@ def validate_answer(schema: type[T], raw: Any, *, model_id: str = "") -> T:
         from memhtml.contracts.plain import problems, sentence
 
         found = exc.errors(include_url=False)
-        errors = [
-            {"loc": p["field"], "msg": p["problem"]} for p in problems(found[:5], drop=())
-        ]
+        errors = [{"loc": p["field"], "msg": p["problem"]} for p in problems(found[:5], drop=())]
         raise LlmContractViolationError(
             f"the model's answer does not fit {schema.__name__}:"
             f" {sentence(found, whole='the answer', drop=())}",
