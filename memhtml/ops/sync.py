@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.contracts.errors import (
-    DirtyTreeError,
     GitError,
     InvalidFlagError,
     RemoteError,
@@ -368,11 +367,9 @@ def sync(
         # git's index byte-identical too
         dirty = sorted({e.path for e in git.status((), read_only=True)})
         if dirty:
-            raise DirtyTreeError(
-                f"the working tree has {len(dirty)} uncommitted change(s); sync needs a clean tree",
-                suggestions=["commit or discard them: git status"],
-                details={"paths": dirty[:MAX_LISTED]},
-            )
+            from memhtml.ops.dirty import dirty_tree_error
+
+            raise dirty_tree_error(corpus.root, dirty, needs="sync needs a clean tree")
         branch = _branch(git)
         name = pick_remote(git, branch, remote)
         start = git.head()
