@@ -178,7 +178,10 @@ def findings(report: dict[str, Any]) -> list[str]:
     if report.get("unseen"):
         out.append(_n(len(report["unseen"]), "memory-looking file") + " the index never reads")
     if report.get("unparseable"):
-        out.append(_n(len(report["unparseable"]), "file") + " that break the memory format")
+        n = len(report["unparseable"])
+        out.append(
+            _n(n, "file") + (" that breaks" if n == 1 else " that break") + " the memory format"
+        )
     if report.get("format_warnings"):
         out.append(_n(report["format_warnings"], "file") + " with format warnings")
     if report.get("dangling"):
@@ -241,7 +244,8 @@ def unhealthy_error(report: dict[str, Any]) -> Any:
     if report.get("mode") == "files":
         bad = [f for f in report["files"] if not f["ok"]]
         first = bad[0]["violations"][0]["message"] if bad and bad[0]["violations"] else ""
-        message = f"{_n(len(bad), 'file')} of {len(report['files'])} break the memory format" + (
+        verb = "breaks" if len(bad) == 1 else "break"
+        message = f"{_n(len(bad), 'file')} of {len(report['files'])} {verb} the memory format" + (
             f" ({bad[0]['path']}: {first})" if first else ""
         )
         return UnhealthyError(

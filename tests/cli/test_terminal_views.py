@@ -55,3 +55,125 @@ def test_every_command_prints_text_on_a_terminal(
     assert code == 0, text
     assert text.strip(), "a terminal view prints something"
     assert not text.lstrip().startswith("{") and not _is_json(text), text[:400]
+
+
+# -- what the views say ---------------------------------------------------------------
+
+
+def test_read_is_a_page_on_a_terminal_and_data_when_piped(seeded: dict[str, str]) -> None:
+    code, text = run_on_pty(["read", seeded["a"]])
+    lines = text.splitlines()
+    assert code == 0 and lines[0] == "Alpha"
+    assert lines[1] == f"{seeded['a']} · semantic · active"
+    assert lines[2].startswith("created ") and " UTC" in lines[2]
+    assert "entities: svc:api" in text and "  Alpha drains the VIP." in lines
+    assert f"  supports -> {seeded['b']}" in lines
+    code, payload = call("read", seeded["a"])  # piped: the envelope, as before
+    assert payload["ok"] and payload["data"]["path"] == seeded["a"]
+    code, text = run_on_pty(["read", seeded["a"], "--json"])  # --json keeps pure data
+    assert json.loads(text)["data"]["title"] == "Alpha"
+
+
+def test_status_fits_one_screen(seeded: dict[str, str]) -> None:
+    code, text = run_on_pty(["status"])
+    lines = text.splitlines()
+    assert code == 0 and len(lines) <= 12, text
+    assert lines[0].startswith("root ") and lines[1].startswith("HEAD ")
+    assert "3 active" in text and "up to date with HEAD" in text
+
+
+def test_search_explain_shows_each_arm_under_each_hit(seeded: dict[str, str]) -> None:
+    code, text = run_on_pty(["search", "alpha VIP", "--explain"])
+    lines = text.splitlines()
+    assert code == 0
+    first = lines.index(next(line for line in lines if line.endswith(seeded["a"])))
+    arms = lines[first + 2].split()
+    assert arms[:4] == ["fts", "#1", "x1.5", "+0.1364"]  # rank 1 of weight 1.5: 1.5 / (10 + 1)
+    assert "weight / (k + rank)" in text
+    code, plain = run_on_pty(["search", "alpha VIP"])
+    assert "fts #" not in plain and "weight / (k + rank)" not in plain
+
+
+def test_task_list_is_a_table(seeded: dict[str, str]) -> None:
+    call("task", "add", "--title", "Ship it", "--due", "2026-03-01")
+    code, text = run_on_pty(["task", "list"])
+    assert code == 0, text
+    header, row = text.splitlines()[:2]
+    assert header.split() == ["status", "due", "path", "title"]
+    assert row.split()[:3] == ["todo", "2026-03-01", "areas/inbox/tasks/ship-it.html"]
+
+
+def test_correct_says_where_the_memory_went(seeded: dict[str, str]) -> None:
+    code, text = run_on_pty(["correct", seeded["b"], "--claim", "Beta precedes alpha."])
+    first = text.splitlines()[0]
+    assert code == 0 and first.startswith(f"corrected {seeded['b']} -> areas/")
+    assert "(kept from the original)" in text and "archived archive/" in text
+
+
+def test_state_export_and_import_say_what_moved(seeded: dict[str, str]) -> None:
+    call("reinforce", seeded["a"], "--signal", "positive")
+    code, text = run_on_pty(["state", "export"])
+    assert code == 0 and text.startswith("exported the usage plane (commit ")
+    assert ".memhtml/state/access.jsonl: 1 row" in text
+    code, text = run_on_pty(["state", "import"])
+    assert code == 0 and "1 usage row read" in text
+
+
+def test_a_failure_reads_as_text_on_a_terminal_and_stays_an_envelope_piped(
+    seeded: dict[str, str],
+) -> None:
+    code, text = run_on_pty(["read", "areas/inbox/missing.html"])
+    lines = text.splitlines()
+    assert code == 1
+    assert lines[0] == "error: no memory at areas/inbox/missing.html"
+    assert lines[1] == "  code: ERR_PATH_NOT_FOUND"
+    assert any(line.startswith("  try: memhtml") for line in lines)
+    assert not _is_json(text)
+    code, payload = call("read", "areas/inbox/missing.html")
+    assert (code, payload["ok"], payload["code"]) == (1, False, "ERR_PATH_NOT_FOUND")
+    code, text = run_on_pty(["search", "x", "--limit", "0"])  # a usage error: exit 2, text
+    assert code == 2 and text.startswith("error: --limit: 0 is out of range")
+    code, text = run_on_pty(["read", "areas/inbox/missing.html", "--json"])
+    assert json.loads(text)["code"] == "ERR_PATH_NOT_FOUND"
+
+
+def test_error_details_read_as_lines(seeded: dict[str, str]) -> None:
+    from memhtml.cli.views import error_text
+
+    text = error_text(
+        {
+            "ok": False,
+            "error": "session prefix 'ab' matches 2 sessions",
+            "code": "ERR_AMBIGUOUS_ID",
+            "suggestions": ["give more characters"],
+            "details": {"candidates": ["abc123", "abd456"], "prefix": "ab"},
+        }
+    )
+    assert "  candidates:\n    - abc123\n    - abd456" in text
+    assert "  prefix: ab" in text and text.endswith("  try: give more characters")
+
+
+def test_a_view_that_cannot_read_its_data_falls_back_to_the_envelope() -> None:
+    from memhtml.cli.views import render
+
+    assert render("read", "memhtml.cli.handlers.store:read", {"unexpected": 1}) is None
+    assert render("manifest", "memhtml.cli.handlers.meta:manifest", {}) is None  # no view
+
+
+def test_a_piped_command_never_loads_the_views(seeded: dict[str, str]) -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, io; from memhtml.cli.main import run; buf = io.StringIO();"
+        f"run(['read', {seeded['a']!r}], stdout=buf); run(['status'], stdout=buf);"
+        "run(['read', 'areas/inbox/missing.html'], stdout=buf);"
+        "print(sorted(m for m in sys.modules if m.startswith('memhtml.cli.views')"
+        " or m == 'html.parser'))"
+    )
+    env = {**os.environ, "MEMHTML_ROOT": seeded["repo"], "MEMHTML_EMBED": "off"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.strip().splitlines()[-1] == "[]"

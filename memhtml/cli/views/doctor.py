@@ -52,7 +52,11 @@ def _files(data: dict[str, Any]) -> str:
         lines += [f"      violation {v['code']}: {v['message']}" for v in f.get("violations") or []]
         lines += [f"      warning {w['code']}: {w['message']}" for w in f.get("warnings") or []]
     bad = sum(1 for f in data.get("files") or [] if not f["ok"])
-    lines.append("all valid" if not bad else f"{plural(bad, 'file')} break the memory format")
+    lines.append(
+        "all valid"
+        if not bad
+        else f"{plural(bad, 'file')} {'breaks' if bad == 1 else 'break'} the memory format"
+    )
     return "\n".join(lines)
 
 
