@@ -165,6 +165,11 @@ def fix_plan(report: dict[str, Any]) -> list[str]:
     rows = [r for r in report.get("orphan_access_fix", []) if r["move_to"]]
     if rows:
         plan.append(f"move {len(rows)} usage row(s) to their memory's new path")
+    cut = [
+        r["run_id"] for r in report.get("sleep_runs") or [] if r["status"] == "merge-interrupted"
+    ]
+    if cut:
+        plan.append(f"finish or undo the sleep merge cut short ({', '.join(cut)})")
     return plan
 
 

@@ -193,3 +193,39 @@ def test_vector_coverage_under_the_floor_is_unhealthy_only_while_vectors_are_in_
     call("index", "embed")
     data = _report()
     assert data["vector_coverage_low"] is False and data["healthy"] is True
+
+
+def test_a_stuck_sleep_run_reads_with_the_commands_that_settle_it(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memhtml.sleep import runs
+
+    monkeypatch.setenv("MEMHTML_LLM", "off")
+    code, out = call("sleep", "run", "--date", "2026-03-10")
+    assert code == 0, out
+    run_id = out["data"]["run_id"]
+    assert _report("--strict")["sleep_runs"] == []  # a night waiting for review is not stuck
+    record = runs.load_record(store, run_id)
+    assert record is not None
+    record.status, record.pid = "running", 999_999_999  # its process died mid-night
+    runs.save_record(store, record)
+    code, out = call("doctor", "--strict")
+    assert (code, out["code"]) == (1, "ERR_UNHEALTHY")
+    assert out["error"] == "the store is not healthy: 1 sleep run waiting for someone"
+    code, text = run_on_pty(["doctor"])
+    assert code == 0 and text.startswith("NOT healthy: 1 sleep run waiting for someone")
+    assert f"{run_id} interrupted: its process ended before the night finished" in text
+    assert f"  try: memhtml sleep resume {run_id}" in text
+    assert "doctor --fix would" not in text  # a stuck night is a person's call, never --fix's
+
+
+def test_fix_plan_names_a_sleep_merge_cut_short() -> None:
+    from memhtml.ops.doctor_checks import fix_plan
+
+    stuck = [
+        {"run_id": "2026-03-02", "status": "merge-interrupted"},
+        {"run_id": "2026-03-03", "status": "interrupted"},
+    ]
+    assert fix_plan({"sleep_runs": stuck}) == [
+        "finish or undo the sleep merge cut short (2026-03-02)"
+    ]

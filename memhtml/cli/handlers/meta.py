@@ -83,6 +83,10 @@ def doctor(
         from memhtml.sleep.health import doctor as corpus_doctor
 
         data = corpus_doctor(inv.corpus(), fix=fix)
+        if data.get("sleep_runs") and not fix:  # --fix settles a merge cut short: say so
+            from memhtml.ops.doctor_checks import fix_plan
+
+            data["fix_would"] = fix_plan(data)
     if strict and not data["healthy"]:
         from memhtml.ops.doctor_checks import unhealthy_error
 

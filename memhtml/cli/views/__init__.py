@@ -53,6 +53,7 @@ VIEWS: Final[dict[str, str]] = {
     "remote add": f"{_V}.sharing:remote_add",
     "state export": f"{_V}.sharing:state_export",
     "state import": f"{_V}.sharing:state_import",
+    "trace links": f"{_V}.trace:links",
 }
 
 # error code -> the view of its details, where they are a report a person wants whole
