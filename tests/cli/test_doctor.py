@@ -105,6 +105,9 @@ def test_doctor_shows_the_target_fix_will_rewrite_a_dangling_link_to(store: Path
     assert code == 0 and text.startswith("NOT healthy: 1 dangling link")
     assert "areas/x/a.html supports areas/x/b.html\n    --fix rewrites it to areas/y/b.html" in text
     assert "doctor --fix would:\n  - rewrite 1 dangling link(s)" in text
+    code, text = run_on_pty(["doctor", "--strict"])  # the report inside the error's text
+    assert code == 1 and "--fix rewrites it to areas/y/b.html" in text
+    assert text.count("memhtml doctor --fix") == 1  # its suggestion said once, as `try:`
     fixed = _report("--fix")
     assert fixed["repairs"]["relinked"] == [
         {

@@ -37,8 +37,8 @@ def _report(code: str, details: dict[str, Any]) -> str | None:
     spec = ERROR_DETAILS.get(code)
     if spec is None:
         return None
-    try:
-        return _load(spec)(details)
+    try:  # the error's own `try:` lines follow: the report does not repeat them
+        return _load(spec)({k: v for k, v in details.items() if k != "suggestions"})
     except Exception:  # details of another shape: the generic rendering
         return None
 
