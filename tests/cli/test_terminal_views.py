@@ -177,3 +177,20 @@ def test_a_piped_command_never_loads_the_views(seeded: dict[str, str]) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
     )
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_integrations_read_as_rows_and_plans(
+    seeded: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    code, text = run_on_pty(["integrations", "list"])
+    rows = [line.split()[:2] for line in text.splitlines()]
+    assert code == 0 and ["claude", "not-installed"] in rows and ["codex", "not-installed"] in rows
+    code, text = run_on_pty(["integrations", "install", "claude", "--dry-run"])
+    assert code == 0 and text.startswith("Claude Code (user scope), store ")
+    assert f"  planned   {home}/.claude.json  (mcp-entry)" in text.splitlines()
+    assert text.rstrip().endswith("dry run: nothing was written (--json shows the contents)")
+    assert not (home / ".claude.json").exists()

@@ -1,5 +1,5 @@
-"""A sync conflict through the CLI: git's own words in the envelope, and on a terminal the
-conflicted file, both claims and git's line, then what to do (issue 32 item 6)."""
+"""sync through the CLI on a terminal: what came and went; a conflict with git's own words (in the
+envelope too), the conflicted file, both claims, then what to do (issue 32 items 1 and 6)."""
 
 from __future__ import annotations
 
@@ -41,3 +41,18 @@ def test_a_conflict_reads_with_git_words_on_a_terminal_and_in_the_envelope(clone
     assert envelope["code"] == "ERR_SYNC_CONFLICT"
     (conflict,) = envelope["details"]["conflicts"]
     assert conflict["git"] == f"CONFLICT (content): Merge conflict in {x}"
+
+
+def test_a_sync_that_brings_commits_says_what_came_and_went(clones: Any) -> None:
+    a, b = clones("a"), clones("b")
+    a.write(title="Drain first", claim="Drain the VIP before a deploy.")
+    sync(a)
+    b.write(title="Cache", claim="The cache keeps entries for a day.")
+    code, text = run_on_pty(["sync", "--repo", str(b.root)])
+    lines = text.splitlines()
+    assert code == 0, text
+    assert lines[0].startswith("origin/main: received 1 commit (merge), sent ")
+    assert f"HEAD {b.git.head()[:12]}" in lines[0]
+    assert "  files: 1 added" in lines
+    code, text = run_on_pty(["sync", "--repo", str(b.root)])
+    assert code == 0 and text.startswith("origin/main: already up to date; HEAD ")
