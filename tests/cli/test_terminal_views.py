@@ -101,6 +101,8 @@ def test_task_list_is_a_table(seeded: dict[str, str]) -> None:
     header, row = text.splitlines()[:2]
     assert header.split() == ["status", "due", "path", "title"]
     assert row.split()[:3] == ["todo", "2026-03-01", "areas/inbox/tasks/ship-it.html"]
+    code, text = run_on_pty(["task", "list", "--status", "done"])  # none: said, not "open"
+    assert code == 0 and text.startswith("no task matches") and "open" not in text
 
 
 def test_correct_says_where_the_memory_went(seeded: dict[str, str]) -> None:

@@ -29,7 +29,8 @@ def task_list(data: dict[str, Any]) -> str:
     """One row a task: status, due date, path, title, and what blocks it."""
     tasks = data.get("tasks") or []
     if not tasks:
-        return "no open tasks"
+        # The filters are not in the data: say what holds for every one of them.
+        return "no task matches (done tasks show with --include-done or --status done)"
     rows = [["status", "due", "path", "title"]]
     blocked: dict[int, list[str]] = {}
     for i, t in enumerate(tasks):
