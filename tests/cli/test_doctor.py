@@ -41,9 +41,14 @@ def store(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _report(*extra: str) -> dict[str, Any]:
+    from memhtml.ops.doctor_checks import findings
+
     code, out = call("doctor", *extra)
     assert code == 0, out
-    return dict(out["data"])
+    data = dict(out["data"])
+    # the verdict and its reasons never drift apart: healthy exactly when nothing is said
+    assert data["healthy"] is (not findings(data)), (data["healthy"], findings(data))
+    return data
 
 
 def test_a_clean_store_is_healthy_and_strict_passes(store: Path) -> None:

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memhtml.cli.table import COMMANDS
 from tests.cli.conftest import run_on_pty
@@ -196,3 +199,43 @@ def test_integrations_read_as_rows_and_plans(
     assert f"  planned   {home}/.claude.json  (mcp-entry)" in text.splitlines()
     assert text.rstrip().endswith("dry run: nothing was written (--json shows the contents)")
     assert not (home / ".claude.json").exists()
+
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=300))
+# Keys and suggestions are our code's words (one line each); values are anything a caller sent.
+_ONE_LINE = st.text(
+    alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), max_size=80
+)
+_DETAILS = st.dictionaries(
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=20),
+    st.one_of(
+        _SCALARS,
+        st.lists(st.one_of(_SCALARS, st.dictionaries(st.text(max_size=10), _SCALARS)), max_size=30),
+        st.dictionaries(st.text(max_size=10), _SCALARS, max_size=5),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    code=st.sampled_from(["ERR_GIT", "ERR_UNHEALTHY", "ERR_SYNC_CONFLICT", "ERR_PARTIAL_FAILURE"]),
+    message=st.text(max_size=500),
+    details=_DETAILS,
+    suggestions=st.lists(_ONE_LINE, max_size=5),
+)
+def test_any_failure_reads_as_bounded_text(
+    code: str, message: str, details: dict[str, Any], suggestions: list[str]
+) -> None:
+    """Whatever the details hold (a report of another shape included), the error view never
+    fails, starts with the message, names the code, and stays a screenful."""
+    from memhtml.cli.views import error_text
+
+    payload = {"ok": False, "error": message, "code": code, "details": details}
+    text = error_text({**payload, "suggestions": suggestions})
+    lines = text.splitlines()
+    assert text.startswith("error:") and f"  code: {code}" in lines
+    assert not _is_json(text)
+    if code in ("ERR_GIT",):  # the generic rendering: bounded however many details come
+        wrapped = len(message) // 40 + 2
+        assert len(lines) <= wrapped + 1 + 25 + len(suggestions)
