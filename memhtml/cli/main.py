@@ -473,7 +473,9 @@ def _finish(out: _Outcome, dense: bool, stdout: TextIO, *, person: bool = False)
 
         out.human = error_text(out.payload)
     if out.human is not None:
-        stdout.write(out.human.rstrip("\n") + "\n")
+        from memhtml.cli.views import for_terminal  # loaded already: it made out.human
+
+        stdout.write(for_terminal(out.human.rstrip("\n")) + "\n")
     else:
         stdout.write(render(out.payload, dense=dense) + "\n")
     stdout.flush()

@@ -239,3 +239,32 @@ def test_any_failure_reads_as_bounded_text(
     if code in ("ERR_GIT",):  # the generic rendering: bounded however many details come
         wrapped = len(message) // 40 + 2
         assert len(lines) <= wrapped + 1 + 25 + len(suggestions)
+
+
+def test_a_hostile_memory_cannot_drive_the_terminal(seeded: dict[str, str]) -> None:
+    """A hand-edited (or synced) memory whose text holds terminal controls: clear screen and
+    retitle the window through character references, a bidi override, raw 8-bit CSIs. Every
+    view shows them as what they are; piped, the envelope keeps the data as it is."""
+    import subprocess
+
+    root = Path(seeded["repo"])
+    page = root / seeded["a"]
+    page.write_text(
+        page.read_text()
+        .replace(
+            "Alpha drains the VIP.",
+            "Alpha &#x1b;[2J&#x1b;]0;pwned&#x07;drains &#x202e;PIV.\u009b1m",
+        )
+        .replace("<title>Alpha", "<title>Alpha \u009b31m")
+    )
+    subprocess.run(["git", "-C", str(root), "commit", "-qam", "hostile"], check=True)
+    for argv in (["read", seeded["a"]], ["search", "alpha drains"], ["list"], ["recall", "alpha"]):
+        code, text = run_on_pty(argv)
+        assert code == 0, text
+        assert not any(c in text for c in "\x1b\x07\x9b\u202e"), (argv, text)
+        assert "Alpha <U+009B>31m" in text or "<U+202E>PIV.<U+009B>1m" in text, (argv, text)
+    for argv in (["search", "alpha drains"], ["recall", "alpha"]):  # the claim, as indexed
+        code, text = run_on_pty(argv)
+        assert "Alpha ^[[2J^[]0;pwned^Gdrains <U+202E>PIV.<U+009B>1m" in text, text
+    code, payload = call("read", seeded["a"])  # the data itself is not rewritten
+    assert "\u009b31m" in payload["data"]["title"]

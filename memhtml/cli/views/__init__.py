@@ -98,6 +98,24 @@ def render(command: str, handler: str, data: dict[str, Any]) -> str | None:
         return None
 
 
+# Control characters a terminal would obey, shown instead as what they are: a memory's title or
+# claim (a hand edit, a teammate's sync, an HTML character reference such as &#x1b;) must not
+# clear the screen, retitle the window or move the cursor of the person reading it. C0 controls
+# but tab and newline in caret notation (ESC is ^[), DEL as ^?, the C1 controls (0x9b is an
+# 8-bit CSI) and the bidirectional overrides (which reorder what a line appears to say) as <U+..>.
+_SHOWN: Final[dict[int, str]] = {
+    **{c: f"^{chr(c + 64)}" for c in range(0x20) if c not in (0x09, 0x0A)},
+    0x7F: "^?",
+    **{c: f"<U+{c:04X}>" for c in range(0x80, 0xA0)},
+    **{c: f"<U+{c:04X}>" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))},
+}
+
+
+def for_terminal(text: str) -> str:
+    """`text` with every character a terminal would act on made visible (see _SHOWN)."""
+    return text.translate(_SHOWN)
+
+
 def error_text(payload: dict[str, Any]) -> str:
     """A failure envelope as text: the message, the code, what the details say, what to try."""
     from memhtml.cli.views.errors import error_text as text
