@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -105,7 +106,8 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
     corpus.catch_up()
     conn = corpus.conn
     root = corpus.root
-    unparseable, warnings = _reread(root)
+    memories, others = _walk_memory_folders(root)  # one walk serves both checks
+    unparseable, warnings = _reread(root, memories)
     flagged = [w["path"] for w in warnings if any(_drops_entity(x) for x in w["warnings"])]
     # An untyped entity is advisory (as in the original, which files it under `unknown`):
     # reported in untyped_entities, it alone does not make a file's warnings unhealthy.
@@ -132,7 +134,7 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
     stale_lock = stale_git_lock(root)
     interrupted = interrupted_batch(root)
     reuse = path_reuse(corpus.git, PREFIXES)
-    unseen = unseen_files(root)
+    unseen = unseen_files(root, others)
     planes = committed_planes(corpus.git)
     healthy = (
         not unseen
@@ -205,11 +207,11 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
     return report
 
 
-def _reread(root: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Every memory file of the tree parsed again: (unparseable ones, ones with warnings)."""
+def _reread(root: Path, memories: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The memory files the walk found, parsed again: (unparseable ones, ones with warnings)."""
     unparseable: list[dict[str, Any]] = []
     warnings: list[dict[str, Any]] = []
-    for path in sorted(_tree_memory_paths(root)):
+    for path in sorted(memories):
         doc = parse_memory((root / path).read_bytes())
         if not doc.ok:
             unparseable.append(
@@ -263,22 +265,18 @@ def _why_unseen(root: Path, rel: str) -> str | None:
     return "the index does not read this path"
 
 
-def unseen_files(root: Path) -> list[dict[str, str]]:
-    """Memory-looking files (.html, .htm) in the memory folders the index never reads, and why."""
+def unseen_files(root: Path, candidates: list[str] | None = None) -> list[dict[str, str]]:
+    """Memory-looking files (.html, .htm) in the memory folders the index never reads, and why.
+
+    `candidates`: the walk's memory-looking paths the index does not read, when the
+    caller walked already (`_walk_memory_folders`)."""
+    if candidates is None:
+        candidates = _walk_memory_folders(root)[1]
     out: list[dict[str, str]] = []
-    for prefix in PREFIXES:
-        base = root / prefix
-        if not base.is_dir():
-            continue
-        for f in base.rglob("*"):
-            if not f.name.lower().endswith((".html", ".htm")) or not f.is_file():
-                continue
-            rel = f.relative_to(root).as_posix()
-            if indexable(rel):
-                continue
-            why = _why_unseen(root, rel)
-            if why is not None:
-                out.append({"path": rel, "reason": why})
+    for rel in candidates:
+        why = _why_unseen(root, rel)
+        if why is not None:
+            out.append({"path": rel, "reason": why})
     return sorted(out, key=lambda u: u["path"])
 
 
@@ -293,14 +291,30 @@ def committed_planes(git: Git) -> list[str]:
     return [e.path for e in git.ls_tree(head, [".memhtml/"]) if is_plane(e.path)]
 
 
-def _tree_memory_paths(root: Path) -> list[str]:
-    out = []
-    for prefix in PREFIXES:
-        base = root / prefix
-        if not base.is_dir():
+def _walk_memory_folders(root: Path) -> tuple[list[str], list[str]]:
+    """One walk of the memory folders (symlinked folders not followed): the files the index
+    reads (lowercase `.html`, indexable paths), and the other memory-looking files (`.html`,
+    `.htm` in any case) it never reads. `os.scandir` hands each entry's type over with its
+    name, so a million memories cost one pass of directory reads, not a stat each."""
+    memories: list[str] = []
+    others: list[str] = []
+    stack = [p.rstrip("/") for p in PREFIXES if (root / p).is_dir()]
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            entries = list(os.scandir(root / rel_dir))
+        except OSError:
             continue
-        for f in base.rglob("*.html"):
-            rel = f.relative_to(root).as_posix()
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}"
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(rel)
+                continue
+            if not entry.name.lower().endswith((".html", ".htm")) or not entry.is_file():
+                continue
             if indexable(rel):
-                out.append(rel)
-    return out
+                if entry.name.endswith(".html"):
+                    memories.append(rel)
+            else:
+                others.append(rel)
+    return memories, others
