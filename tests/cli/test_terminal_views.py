@@ -268,3 +268,20 @@ def test_a_hostile_memory_cannot_drive_the_terminal(seeded: dict[str, str]) -> N
         assert "Alpha ^[[2J^[]0;pwned^Gdrains <U+202E>PIV.<U+009B>1m" in text, text
     code, payload = call("read", seeded["a"])  # the data itself is not rewritten
     assert "\u009b31m" in payload["data"]["title"]
+
+
+def test_trace_links_of_a_busy_session_stay_a_screenful_and_say_the_rest() -> None:
+    from memhtml.cli.views.trace import MAX_ROWS, links
+
+    sid = "0123456789abcdef" * 2
+    found = [
+        {"at": "2026-03-01T10:00:00Z", "link_kind": "read", "session_id": sid, "path": f"a/{i}"}
+        for i in range(MAX_ROWS + 150)
+    ]
+    text = links({"links": found, "sessions": [], "session_id": sid, "indexed": True})
+    lines = text.splitlines()
+    assert (
+        lines[0] == f"session {sid}: {MAX_ROWS + 150} links, {MAX_ROWS + 150} memories, 1 session"
+    )
+    assert len(lines) == 2 + 1 + MAX_ROWS + 1
+    assert lines[-1] == "... and 150 more (--json lists every link)"

@@ -8,6 +8,7 @@ from typing import Any
 from memhtml.cli.text import clip, columns, plural, when
 
 SHORT_ID = 12  # what `trace search` shows; `--session-id` takes any unique prefix
+MAX_ROWS = 100  # a busy session reads thousands of memories: --json carries every link
 
 
 def links(data: dict[str, Any]) -> str:
@@ -29,7 +30,7 @@ def links(data: dict[str, Any]) -> str:
         "",
     ]
     rows = [["when", "kind", "session", "memory"]]
-    for link in found:
+    for link in found[:MAX_ROWS]:
         memory = link["path"] + (" (archived)" if link.get("archived") else "")
         if link.get("origin_path") and link["origin_path"] != link["path"]:
             memory += f" <- {link['origin_path']}"
@@ -37,6 +38,8 @@ def links(data: dict[str, Any]) -> str:
             [when(link.get("at")), link["link_kind"], link["session_id"][:SHORT_ID], memory]
         )
     lines += columns(rows)
+    if len(found) > MAX_ROWS:
+        lines.append(f"... and {len(found) - MAX_ROWS:,} more (--json lists every link)")
     named = [s for s in data.get("sessions") or [] if s.get("session_id") in sessions]
     if named:
         lines += ["", "sessions:"]
