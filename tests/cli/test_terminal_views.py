@@ -75,6 +75,8 @@ def test_read_is_a_page_on_a_terminal_and_data_when_piped(seeded: dict[str, str]
     assert payload["ok"] and payload["data"]["path"] == seeded["a"]
     code, text = run_on_pty(["read", seeded["a"], "--json"])  # --json keeps pure data
     assert json.loads(text)["data"]["title"] == "Alpha"
+    code, text = run_on_pty(["read", seeded["a"], "--dense"])  # --dense too: one line of it
+    assert len(text.splitlines()) == 1 and json.loads(text)["data"]["path"] == seeded["a"]
 
 
 def test_status_fits_one_screen(seeded: dict[str, str]) -> None:
