@@ -59,7 +59,7 @@ class Invocation:
     @property
     def interactive(self) -> bool:
         """True when a person is reading stdout and no JSON was asked for."""
-        return not self.json_output and not self.dense and self.stdout.isatty()
+        return on_terminal(self.stdout, dense=self.dense, json_output=self.json_output)
 
     def corpus(self, *, embedder: str | None = None, require_repo: bool = True) -> Any:
         """Open the corpus at the resolved root (the composition root lives in memhtml.ops)."""
@@ -78,6 +78,13 @@ class Invocation:
                 self._opened.pop().close()
             except Exception as exc:
                 log.warning("closing the corpus failed: %s", exc)
+
+
+def on_terminal(stdout: TextIO, *, dense: bool, json_output: bool) -> bool:
+    """The one test of whether a person reads the answer: stdout is a terminal and neither
+    --json nor --dense asked for the envelope. Then a command prints its text view
+    (memhtml.cli.views) and an error its text; otherwise one envelope, always."""
+    return not dense and not json_output and stdout.isatty()
 
 
 _PROCESS = {"owned": False}  # set by `main`: this process is the `memhtml` command itself
@@ -258,10 +265,9 @@ def _run_command(cmd: Command, params: dict[str, Any], out: _Outcome, stdout: Te
         return
     out.payload = success(cmd.response_type, data)
     if inv.interactive:
-        module_name, _, func = cmd.handler.partition(":")
-        human = getattr(importlib.import_module(module_name), f"human_{func}", None)
-        if human is not None:
-            out.human = human(data)
+        from memhtml.cli.views import render
+
+        out.human = render(cmd.name, cmd.handler, data)
 
 
 def _plain_params(cmd: Command, argv: Sequence[str]) -> dict[str, Any] | None:
@@ -401,18 +407,18 @@ def run(argv: Sequence[str], stdout: TextIO | None = None) -> int:
     line = _Line(argv)
     argv = line.argv
     dense, json_output = _global_flags(argv)
-    on_terminal = not dense and not json_output and stdout.isatty()
+    person = on_terminal(stdout, dense=dense, json_output=json_output)
     out = _Outcome()
     try:
         if line.version:
-            if on_terminal:
+            if person:
                 stdout.write(f"memhtml {__version__}\n")
                 stdout.flush()
                 return 0
             argv = ["help", *line.globals]
         elif line.bare:
             # A person at a terminal gets the short text overview; a program the manifest.
-            argv = ["help" if on_terminal else "manifest", *line.globals]
+            argv = ["help" if person else "manifest", *line.globals]
         elif any(a in _HELP_FLAGS for a in argv):
             words = _words_before_flags(argv)
             argv = ["help", *words, *(a for a in argv if a in ("--dense", "--json"))]
@@ -439,7 +445,7 @@ def run(argv: Sequence[str], stdout: TextIO | None = None) -> int:
         typed = _typed(exc, out)
         out.payload = failure(typed.code, typed.message, typed.suggestions, typed.details or None)
         out.exit_code = typed.exit_code
-    return _finish(out, dense, stdout)
+    return _finish(out, dense, stdout, person=person)
 
 
 def _typed(exc: BaseException, out: _Outcome) -> MemhtmlError:
@@ -450,8 +456,11 @@ def _typed(exc: BaseException, out: _Outcome) -> MemhtmlError:
     return as_memhtml_error(exc, root=resolve_root(out.repo))
 
 
-def _finish(out: _Outcome, dense: bool, stdout: TextIO) -> int:
-    """Print the outcome (one envelope, or a person's text) and return the exit code."""
+def _finish(out: _Outcome, dense: bool, stdout: TextIO, *, person: bool = False) -> int:
+    """Print the outcome (one envelope, or a person's text) and return the exit code.
+
+    On a terminal (`person`) a failure reads as text (message, code, details, what to
+    try); piped, it is the error envelope, unchanged."""
     if out.raw is not None:  # a handler's own protocol (hook): printed as it is
         stdout.write(out.raw)
         stdout.flush()
@@ -459,8 +468,14 @@ def _finish(out: _Outcome, dense: bool, stdout: TextIO) -> int:
     if out.payload is None:
         out.payload = failure("ERR_UNKNOWN", "the command produced no result")
         out.exit_code = 1
+    if out.human is None and person and out.payload.get("ok") is False:
+        from memhtml.cli.views import error_text
+
+        out.human = error_text(out.payload)
     if out.human is not None:
-        stdout.write(out.human.rstrip("\n") + "\n")
+        from memhtml.cli.views import for_terminal  # loaded already: it made out.human
+
+        stdout.write(for_terminal(out.human.rstrip("\n")) + "\n")
     else:
         stdout.write(render(out.payload, dense=dense) + "\n")
     stdout.flush()

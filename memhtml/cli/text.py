@@ -167,3 +167,61 @@ def mmr_note(mmr_lambda: float | None) -> str:
     return (
         f"(score #N) = place by score alone; MMR{setting} reorders hits to repeat each other less"
     )
+
+
+# -- pieces the terminal views share (memhtml.cli.views) -------------------------------
+
+
+def when(instant: str | None) -> str:
+    """An ISO instant as a person reads it (`2026-03-01 10:00 UTC`); a date stays a date."""
+    if not instant:
+        return "-"
+    if len(instant) <= 10:
+        return instant
+    day, _, rest = instant.partition("T")
+    return f"{day} {rest[:5]} UTC" if rest.endswith("Z") else f"{day} {rest[:5]}"
+
+
+def sha(value: str | None) -> str:
+    """A commit as git shows it short (12 characters); `-` for none."""
+    return value[:12] if value else "-"
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    """`1 memory`, `3 memories`."""
+    return f"{count:,} {one if count == 1 else (many or one + 's')}"
+
+
+def paragraph(text: str, indent: int = 0, width: int = WIDTH) -> list[str]:
+    """`text` wrapped to `width`, each line indented."""
+    pad = " " * indent
+    return textwrap.wrap(
+        " ".join(text.split()), width - indent, initial_indent=pad, subsequent_indent=pad
+    ) or [pad.rstrip()]
+
+
+def pairs(items: Sequence[tuple[str, str]], indent: int = 2) -> list[str]:
+    """`label  value` rows, the values lined up and wrapped."""
+    return _rows(items, indent)
+
+
+def listed(items: Sequence[str], *, limit: int = 20, indent: int = 2, more: str = "") -> list[str]:
+    """One line per item, at most `limit`, then how many more (and where to see them)."""
+    pad = " " * indent
+    lines = [pad + item for item in items[:limit]]
+    rest = len(items) - limit
+    if rest > 0:
+        lines.append(f"{pad}... and {rest:,} more{f' ({more})' if more else ''}")
+    return lines
+
+
+def columns(rows: Sequence[Sequence[str]], indent: int = 0) -> list[str]:
+    """Rows as left-aligned columns (the last one free), two spaces apart."""
+    if not rows:
+        return []
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    pad = " " * indent
+    return [
+        pad + "  ".join([*(c.ljust(w) for c, w in zip(r, widths, strict=False)), r[-1]]).rstrip()
+        for r in rows
+    ]

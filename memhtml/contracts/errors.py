@@ -400,3 +400,11 @@ class HostConfigInvalidError(MemhtmlError):
 
     code = "ERR_HOST_CONFIG_INVALID"
     summary = "a host's config file does not parse; nothing was written (fix the file it names)"
+
+
+class UnhealthyError(MemhtmlError):
+    """`doctor --strict` found the store (or a validated file) not healthy; the report is in
+    details. Advisory findings (overdue tasks, stale blockers, untyped entities) never raise it."""
+
+    code = "ERR_UNHEALTHY"
+    summary = "doctor --strict: the store or a file is not healthy (details: the report)"

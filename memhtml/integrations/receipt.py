@@ -150,9 +150,10 @@ def inspect(path: Path, *, scope: str, root: Path, host: str) -> Inspected:
     try:
         receipt = Receipt.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "the top level"
-        return Inspected(path, problem=f"{where}: {first['msg']}")
+        from memhtml.contracts.plain import sentence
+
+        found = exc.errors(include_url=False)
+        return Inspected(path, problem=sentence(found, limit=1, whole="the receipt", drop=()))
     if (receipt.host, receipt.scope, receipt.root) != (host, scope, str(root)):
         return Inspected(
             path,

@@ -117,12 +117,13 @@ def validate_answer(schema: type[T], raw: Any, *, model_id: str = "") -> T:
     try:
         return schema.model_validate(dict(raw))
     except ValidationError as exc:
-        errors = [
-            {"loc": ".".join(str(p) for p in e["loc"]), "msg": e["msg"]} for e in exc.errors()[:5]
-        ]
+        from memhtml.contracts.plain import problems, sentence
+
+        found = exc.errors(include_url=False)
+        errors = [{"loc": p["field"], "msg": p["problem"]} for p in problems(found[:5], drop=())]
         raise LlmContractViolationError(
-            f"the model's answer does not validate against {schema.__name__}:"
-            f" {exc.error_count()} error(s)",
+            f"the model's answer does not fit {schema.__name__}:"
+            f" {sentence(found, whole='the answer', drop=())}",
             details={"model": model_id, "schema": schema.__name__, "errors": errors},
         ) from exc
 

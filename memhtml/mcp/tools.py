@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
 
+from memhtml.contracts import plain
 from memhtml.contracts.envelope import failure, success
 from memhtml.contracts.errors import (
     InputTooLargeError,
@@ -584,13 +585,9 @@ TOOLS_BY_NAME: Final[dict[str, ToolSpec]] = {t.name: t for t in TOOLS}
 
 
 # -- dispatch ----------------------------------------------------------------------
-def _field(loc: tuple[int | str, ...]) -> str:
-    return ".".join(str(x) for x in loc) or "(arguments)"
-
-
 def validation_failure(tool: str, exc: ValidationError) -> dict[str, Any]:
     """A pydantic error as a failure envelope: invalid path > missing field > invalid value."""
-    errors = exc.errors(include_url=False, include_input=False)
+    errors = exc.errors(include_url=False)  # the input: what kind of value, never echoed
     kinds = {e["type"] for e in errors}
     if "invalid_path" in kinds:
         code = InvalidPathError.code
@@ -600,12 +597,12 @@ def validation_failure(tool: str, exc: ValidationError) -> dict[str, Any]:
         code = "ERR_MISSING_ARGUMENT"
     else:
         code = InvalidFlagError.code
-    problems = [{"field": _field(e["loc"]), "problem": e["msg"], "kind": e["type"]} for e in errors]
+    problems: list[dict[str, Any]] = list(plain.problems(errors, drop=()))
     for problem, error in zip(problems, errors, strict=True):
         if error["type"] == "input_too_large":  # the bound and what was given, as data too
             context = error.get("ctx") or {}
             problem |= {k: context[k] for k in ("limit", "count", "length") if k in context}
-    message = f"{tool}: " + "; ".join(f"{p['field']}: {p['problem']}" for p in problems[:5])
+    message = f"{tool}: " + plain.sentence(errors, limit=5, whole="the arguments", drop=())
     return failure(
         code, message, [f"tools/list shows the input schema of {tool}"], {"errors": problems}
     )

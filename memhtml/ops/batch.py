@@ -31,13 +31,9 @@ def is_validation_error(exc: BaseException) -> TypeGuard[ValidationError]:
 
 
 def _describe(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:3]:
-        where = ".".join(
-            str(x) for x in err.get("loc", ()) if x not in ("write", "correct", "archive", "link")
-        )
-        parts.append(f"{where or 'op'}: {err.get('msg', 'invalid')}")
-    return "; ".join(parts)
+    from memhtml.contracts.plain import sentence
+
+    return sentence(exc.errors(include_url=False), whole="the op")
 
 
 def validate_op(raw: Mapping[str, Any] | AnyOp) -> AnyOp:

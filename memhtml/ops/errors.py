@@ -8,6 +8,7 @@ with a code an agent can branch on, not ERR_UNKNOWN.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from memhtml.contracts.errors import (
     GitError,
@@ -55,10 +56,10 @@ def as_memhtml_error(exc: BaseException, root: Path | None = None) -> MemhtmlErr
             )
         return StorageError(f"the index failed: {exc}", suggestions=["memhtml doctor"])
     if module.startswith("pydantic") and kind.__name__ == "ValidationError":
-        errors: list[dict[str, object]] = list(getattr(exc, "errors", list)())
-        parts = [
-            f"{'.'.join(str(x) for x in e.get('loc', ()))}: {e.get('msg', 'invalid')}"  # type: ignore[attr-defined]
-            for e in errors[:3]
-        ]
-        return InvalidFlagError("invalid input: " + "; ".join(parts or [str(exc)]))
+        from memhtml.contracts.plain import problems, sentence
+
+        errors: list[dict[str, Any]] = list(exc.errors(include_url=False))  # type: ignore[attr-defined]
+        return InvalidFlagError(
+            "invalid input: " + sentence(errors), details={"errors": problems(errors)}
+        )
     return UnknownError(f"{kind.__name__}: {exc}")

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from memhtml.ops.corpus import Corpus
     from memhtml.store.git import Git
 
-INBOX_WARN_DEPTH: Final = 20
 PREFIXES: Final = ("projects/", "areas/", "resources/", "archive/")
 
 
@@ -98,13 +97,120 @@ def status(corpus: Corpus) -> dict[str, Any]:
 
 
 def corpus_health(corpus: Corpus) -> dict[str, Any]:
-    """Unparseable files, dangling links, freshness, vector coverage, orphan access rows."""
+    """Unparseable files, dangling links, freshness, vector coverage, orphan access rows, and
+    the advisory findings (overdue tasks, stale blockers, untyped entities): the
+    `doctor.report` payload, each repairable finding with what `--fix` would do."""
+    from memhtml.ops import doctor_checks as checks
+    from memhtml.ops.config import coverage_floor
+
     corpus.catch_up()
     conn = corpus.conn
     root = corpus.root
+    memories, others = _walk_memory_folders(root)  # one walk serves both checks
+    unparseable, warnings = _reread(root, memories)
+    flagged = [w["path"] for w in warnings if any(_drops_entity(x) for x in w["warnings"])]
+    # An untyped entity is advisory (as in the original, which files it under `unknown`):
+    # reported in untyped_entities, it alone does not make a file's warnings unhealthy.
+    format_warnings = [w for w in warnings if not all(_drops_entity(x) for x in w["warnings"])]
+    untyped, untyped_total = checks.untyped_entities(root, conn, flagged)
+    dirty = sorted({e.path for e in corpus.git.status(PREFIXES)})
+    link_to, row_to = checks.destinations(corpus)
+    dangling = checks.plan_links(conn, link_to, set(dirty))
+    orphan_fix = checks.plan_access_rows(conn, row_to)
+    orphans = [r["path"] for r in orphan_fix]
+    inbox = conn.execute(
+        "SELECT count(*) FROM files WHERE archived = 0 AND path LIKE 'areas/inbox/%'"
+        " AND memory_type <> 'task'"
+    ).fetchone()[0]
+    task_inbox = checks.inbox_task_depth(conn)
+    index = corpus.index.status()
+    vs = index["vector_space"]
+    coverage = vs["coverage"]
+    floor = coverage_floor()
+    # Only a plane in use can be too sparse: with no vector and no embedder, a lexical-only
+    # store is a supported setup (its searches say `degraded`), not an unhealthy one.
+    in_use = index["embeddings"] > 0 or vs["configured_model"] is not None
+    coverage_low = in_use and coverage is not None and coverage < floor
+    stale_lock = stale_git_lock(root)
+    interrupted = interrupted_batch(root)
+    reuse = path_reuse(corpus.git, PREFIXES)
+    unseen = unseen_files(root, others)
+    planes = committed_planes(corpus.git)
+    healthy = (
+        not unseen
+        and not unparseable
+        and not dangling
+        and not orphans
+        and not format_warnings
+        and stale_lock is None
+        and interrupted is None
+        and not reuse
+        and not planes
+        and index["index_fresh"]
+        and inbox <= checks.INBOX_WARN_DEPTH
+        and task_inbox <= checks.INBOX_TASK_WARN_DEPTH
+        and not coverage_low
+        and (vs["model"] is None or vs["matches"])
+    )
+    report: dict[str, Any] = {
+        "mode": "corpus",
+        "root": str(root),
+        "healthy": healthy,
+        "unparseable": unparseable,
+        "warnings": warnings,
+        "format_warnings": len(format_warnings),
+        "dangling": dangling,
+        "orphan_access_rows": orphans,
+        "orphan_access_fix": orphan_fix,
+        "stale_git_lock": None if stale_lock is None else str(stale_lock.relative_to(root)),
+        "interrupted_batch": interrupted,
+        "set_aside_planes": index["set_aside"],
+        "path_reuse": reuse,
+        "committed_planes": planes,
+        "inbox_depth": inbox,
+        "inbox_crowded": inbox > checks.INBOX_WARN_DEPTH,
+        "inbox_task_depth": task_inbox,
+        "inbox_tasks_crowded": task_inbox > checks.INBOX_TASK_WARN_DEPTH,
+        "overdue_tasks": checks.overdue_tasks(conn, corpus.clock()),
+        "stale_blockers": checks.stale_blockers(conn),
+        "untyped_entities": untyped,
+        "untyped_entity_total": untyped_total,
+        "index_fresh": index["index_fresh"],
+        "index_head_sha": index["watermark"],
+        "head_sha": index["head_sha"],
+        "dirty": dirty,
+        "stored_embed_model": vs["model"],
+        "configured_embed_model": vs["configured_model"],
+        "embed_model_matches": vs["model"] is None or vs["matches"],
+        "vector_coverage": coverage,
+        "vector_coverage_floor": floor,
+        "vector_coverage_low": coverage_low,
+        "unseen": unseen,
+        "skipped_by_index": [
+            {"path": p, "reason": r}
+            for p, r in conn.execute("SELECT path, reason FROM skipped_files ORDER BY path")
+        ],
+    }
+    plan = checks.fix_plan(report)
+    report["fix_would"] = plan
+    report["repairable"] = bool(plan)
+    report["suggestions"] = (
+        (["memhtml doctor --fix"] if plan else [])
+        + (["memhtml index update"] if not index["index_fresh"] else [])
+        + (["memhtml index embed"] if coverage_low else [])
+        + (
+            [f"git rm --cached -r -- {' '.join(planes)} && git commit (HEAD tracks local state)"]
+            if planes
+            else []
+        )
+    )
+    return report
+
+
+def _reread(root: Path, memories: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The memory files the walk found, parsed again: (unparseable ones, ones with warnings)."""
     unparseable: list[dict[str, Any]] = []
     warnings: list[dict[str, Any]] = []
-    memories, others = _walk_memory_folders(root)  # one walk serves both checks
     for path in sorted(memories):
         doc = parse_memory((root / path).read_bytes())
         if not doc.ok:
@@ -121,86 +227,12 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
                     "warnings": [{"code": w.code, "message": w.message} for w in doc.warnings],
                 }
             )
-    dangling = []
-    for src, rel, dst in conn.execute(
-        "SELECT e.src_path, e.rel, e.dst_path FROM edges e WHERE e.derived = 0 AND NOT EXISTS"
-        " (SELECT 1 FROM files f WHERE f.path = e.dst_path) ORDER BY e.src_path, e.rel, e.dst_path"
-    ):
-        dangling.append(
-            {"src_path": src, "rel": rel, "dst_path": dst, "rewrite_to": _archived_form(conn, dst)}
-        )
-    orphans = [
-        r[0]
-        for r in conn.execute(
-            "SELECT a.path FROM state.access a WHERE NOT EXISTS"
-            " (SELECT 1 FROM files f WHERE f.path = a.path) ORDER BY a.path"
-        )
-    ]
-    inbox = conn.execute(
-        "SELECT count(*) FROM files WHERE archived = 0 AND path LIKE 'areas/inbox/%'"
-        " AND memory_type <> 'task'"
-    ).fetchone()[0]
-    index = corpus.index.status()
-    vs = index["vector_space"]
-    dirty = sorted({e.path for e in corpus.git.status(PREFIXES)})
-    coverage = vs["coverage"]
-    stale_lock = stale_git_lock(root)
-    interrupted = interrupted_batch(root)
-    reuse = path_reuse(corpus.git, PREFIXES)
-    unseen = unseen_files(root, others)
-    planes = committed_planes(corpus.git)
-    healthy = (
-        not unseen
-        and not unparseable
-        and not dangling
-        and not orphans
-        and not warnings
-        and stale_lock is None
-        and interrupted is None
-        and not reuse
-        and not planes
-        and index["index_fresh"]
-        and inbox <= INBOX_WARN_DEPTH
-        and (vs["model"] is None or vs["matches"])
-    )
-    return {
-        "mode": "corpus",
-        "root": str(root),
-        "healthy": healthy,
-        "unparseable": unparseable,
-        "warnings": warnings,
-        "dangling": dangling,
-        "orphan_access_rows": orphans,
-        "stale_git_lock": None if stale_lock is None else str(stale_lock.relative_to(root)),
-        "interrupted_batch": interrupted,
-        "set_aside_planes": index["set_aside"],
-        "path_reuse": reuse,
-        "committed_planes": planes,
-        "repairable": bool(dangling or orphans or stale_lock or interrupted),
-        "suggestions": (
-            ["memhtml doctor --fix"] if dangling or orphans or stale_lock or interrupted else []
-        )
-        + (
-            [f"git rm --cached -r -- {' '.join(planes)} && git commit (HEAD tracks local state)"]
-            if planes
-            else []
-        ),
-        "inbox_depth": inbox,
-        "inbox_crowded": inbox > INBOX_WARN_DEPTH,
-        "index_fresh": index["index_fresh"],
-        "index_head_sha": index["watermark"],
-        "head_sha": index["head_sha"],
-        "dirty": dirty,
-        "stored_embed_model": vs["model"],
-        "configured_embed_model": vs["configured_model"],
-        "embed_model_matches": vs["model"] is None or vs["matches"],
-        "vector_coverage": coverage,
-        "unseen": unseen,
-        "skipped_by_index": [
-            {"path": p, "reason": r}
-            for p, r in conn.execute("SELECT path, reason FROM skipped_files ORDER BY path")
-        ],
-    }
+    return unparseable, warnings
+
+
+def _drops_entity(warning: dict[str, str]) -> bool:
+    """True for the warning a bare entity name gets (`memhtml-entity='x' dropped: ...`)."""
+    return warning["code"] == "dropped-meta" and warning["message"].startswith("memhtml-entity=")
 
 
 def _why_unseen(root: Path, rel: str) -> str | None:
@@ -286,13 +318,3 @@ def _walk_memory_folders(root: Path) -> tuple[list[str], list[str]]:
             else:
                 others.append(rel)
     return memories, others
-
-
-def _archived_form(conn: Any, dst: str) -> str | None:
-    if dst.startswith("archive/"):
-        return None
-    row = conn.execute(
-        "SELECT path FROM files WHERE origin_path = ? AND archived = 1 ORDER BY path DESC LIMIT 1",
-        (dst,),
-    ).fetchone()
-    return None if row is None else str(row[0])

@@ -9,7 +9,7 @@ renders run ahead on worker processes (`render_chunk`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from memhtml.contracts.dates import parse_datetime_input
@@ -42,10 +42,13 @@ def _write_op(**fields: Any) -> WriteOp:
     except ValueError as exc:
         if not is_validation_error(exc):
             raise
-        errors = exc.errors()
-        first: Mapping[str, Any] = errors[0] if errors else {"loc": (), "msg": str(exc)}
-        where = ".".join(str(x) for x in first.get("loc", ()))
-        raise InvalidMemoryError(f"{where}: {first.get('msg', 'invalid')}") from exc
+        from memhtml.contracts.plain import problems, sentence
+
+        errors = exc.errors(include_url=False)
+        raise InvalidMemoryError(
+            sentence(errors, limit=1, whole="the memory"),
+            details={"errors": problems(errors)},
+        ) from exc
 
 
 def parse_entity(raw: str) -> tuple[str, str]:

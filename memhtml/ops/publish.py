@@ -184,11 +184,16 @@ def _commit(corpus: Corpus, artifacts: dict[str, bytes]) -> dict[str, Any]:
 
     dirty = sorted(str(p) for (p,) in corpus.conn.execute("SELECT path FROM worktree_overlay"))
     if dirty:
+        from memhtml.ops.dirty import clean_tree_suggestions
+
         shown = ", ".join(dirty[:_DIRTY_SHOWN]) + (" ..." if len(dirty) > _DIRTY_SHOWN else "")
         raise DirtyTreeError(
             f"{len(dirty)} memory file(s) have uncommitted edits ({shown}); the committed"
             " listings must describe the commit they land in",
-            suggestions=["commit or discard the edits first", "memhtml publish --out DIR"],
+            suggestions=[
+                *clean_tree_suggestions(corpus.root, dirty),
+                "memhtml publish --out DIR  (writes the site elsewhere and commits nothing)",
+            ],
             details={"paths": dirty},
         )
     head = corpus.git.head()

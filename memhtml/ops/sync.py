@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.contracts.errors import (
-    DirtyTreeError,
     GitError,
     InvalidFlagError,
     RemoteError,
@@ -223,23 +222,46 @@ def _integrate(corpus: Corpus, remote: str, branch: str, theirs: str | None) -> 
         git.run("merge", "--ff-only", "--quiet", theirs, env=env)
         return "fast-forward"
     message = f"memhtml(sync): merge {remote}/{branch}\n"
-    try:
-        git.run("merge", "--no-ff", "--no-edit", "--quiet", "-m", message, theirs, env=env)
-    except GitError as exc:
-        conflicted = git.text("diff", "--name-only", "--diff-filter=U", check=False).splitlines()
-        if not merge_in_progress(corpus.root):
-            raise  # not a conflict: git refused before merging (nothing to resolve)
-        listed = [{"path": p, **_claims(git, p)} for p in conflicted[:MAX_LISTED]]
-        raise SyncConflictError(
-            f"both sides changed {len(conflicted)} memory article(s); the merge is left for"
-            " you to resolve",
-            suggestions=[
-                "edit each conflicted file, `git add` it, then `git commit`",
-                "memhtml sync --abort (back to where the sync started)",
-            ],
-            details={"conflicts": listed, "count": len(conflicted), "git": exc.message},
-        ) from exc
-    return "merge"
+    # Not --quiet: git words each conflict on stdout ("CONFLICT (add/add): Merge conflict
+    # in PATH"), and a person resolving it needs those words, not only our summary.
+    args = ("merge", "--no-ff", "--no-edit", "-m", message, theirs)
+    done = git.attempt(*args, env=env)
+    if done.returncode == 0:
+        return "merge"
+    if not merge_in_progress(corpus.root):
+        raise git.failure(args, done.stderr)  # git refused before merging: nothing to resolve
+    conflicted = git.text("diff", "--name-only", "--diff-filter=U", check=False).splitlines()
+    said = _git_said(done.stdout, done.stderr)
+    listed = [
+        {"path": p, **_claims(git, p), "git": _said_about(said, p)} for p in conflicted[:MAX_LISTED]
+    ]
+    first = listed[0]["git"] if listed and listed[0]["git"] else None
+    raise SyncConflictError(
+        f"both sides changed {len(conflicted)} memory article(s); the merge is left for"
+        " you to resolve" + (f" (git: {first})" if first else ""),
+        suggestions=[
+            "edit each conflicted file, `git add` it, then `git commit`",
+            "memhtml sync --abort (back to where the sync started)",
+        ],
+        details={"conflicts": listed, "count": len(conflicted), "git": "\n".join(said)},
+    )
+
+
+MAX_GIT_LINES: Final = 200
+
+
+def _git_said(stdout: bytes, stderr: bytes) -> list[str]:
+    """git's own lines about a merge (its CONFLICT lines, a driver's note), without the
+    progress chatter ("Auto-merging PATH")."""
+    text = (stdout + b"\n" + stderr).decode("utf-8", "replace")
+    lines = [line.strip() for line in text.splitlines()]
+    return [line for line in lines if line and not line.startswith("Auto-merging ")][:MAX_GIT_LINES]
+
+
+def _said_about(said: list[str], path: str) -> str | None:
+    """git's CONFLICT line(s) naming `path` (None when git named it in none)."""
+    about = [line for line in said if line.startswith("CONFLICT") and path in line]
+    return " ".join(about) or None
 
 
 def _fold_duplicates(corpus: Corpus) -> list[dict[str, str]]:
@@ -362,11 +384,9 @@ def sync(
         # git's index byte-identical too
         dirty = sorted({e.path for e in git.status((), read_only=True)})
         if dirty:
-            raise DirtyTreeError(
-                f"the working tree has {len(dirty)} uncommitted change(s); sync needs a clean tree",
-                suggestions=["commit or discard them: git status"],
-                details={"paths": dirty[:MAX_LISTED]},
-            )
+            from memhtml.ops.dirty import dirty_tree_error
+
+            raise dirty_tree_error(corpus.root, dirty, needs="sync needs a clean tree")
         branch = _branch(git)
         name = pick_remote(git, branch, remote)
         start = git.head()

@@ -127,9 +127,18 @@ class Planner:
 
     def _require_clean(self, path: str) -> None:
         if path not in self.view._overlay and self.is_dirty(path):
+            import shlex
+
+            from memhtml.ops.dirty import clean_tree_suggestions
+
+            root = self.view.root
             raise DirtyTreeError(
-                f"{path} has uncommitted edits; commit or discard them first",
-                suggestions=[f"git -C <root> diff -- {path}"],
+                f"{path} has uncommitted edits; commit them or set them aside first",
+                suggestions=[
+                    f"see them: git -C {shlex.quote(str(root))} diff -- {shlex.quote(path)}",
+                    *clean_tree_suggestions(root, [path]),
+                ],
+                details={"paths": [path], "count": 1},
             )
 
     def _render(self, new: NewMemory, what: str) -> tuple[bytes, MemoryDocument]:

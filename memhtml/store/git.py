@@ -226,6 +226,16 @@ class Git:
             raise self.failure(args, proc.stderr)
         return proc.stdout
 
+    def attempt(
+        self, *args: str, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run `git <args>` and return its whole outcome (exit code, stdout, stderr) without
+        raising: for a command whose refusal is itself an answer to report (a merge's
+        conflicts, which git words on stdout). `failure` makes the error when it is not."""
+        if not self._attributes_pinned and args and args[0] in _CONVERTING:
+            self.pin_attributes()
+        return self._exec(args, env=env)
+
     def _exec(
         self,
         args: Sequence[str],

@@ -207,10 +207,44 @@ COMMANDS: tuple[Command, ...] = (
                 type="bool",
                 default=False,
             ),
+            Param(
+                "strict",
+                "exit 1 (ERR_UNHEALTHY, the report in details) when not healthy; advisory"
+                " findings alone never fail it",
+                type="bool",
+                default=False,
+            ),
         ),
         needs_repo=False,
-        errors=("ERR_REPO_REQUIRED", "ERR_PATH_NOT_FOUND", "ERR_WRITE_CONFLICT", "ERR_GIT"),
-        examples=("memhtml doctor areas/inbox/x.html", "memhtml doctor", "memhtml doctor --fix"),
+        errors=(
+            "ERR_REPO_REQUIRED",
+            "ERR_PATH_NOT_FOUND",
+            "ERR_WRITE_CONFLICT",
+            "ERR_GIT",
+            "ERR_UNHEALTHY",
+        ),
+        examples=(
+            "memhtml doctor areas/inbox/x.html",
+            "memhtml doctor",
+            "memhtml doctor --fix",
+            "memhtml doctor --strict  (for CI and cron)",
+        ),
+        details=(
+            "healthy is false for: files the index never reads, files that break the format or"
+            " carry format warnings (format_warnings counts them; an entity name without a type"
+            " alone is advisory), dangling links, usage rows of memories gone, a stale git"
+            " lock, a half-done batch, reused paths, committed databases, an index behind the"
+            " tree, more than 20 memories or more than 10 tasks in the inbox, vector coverage"
+            " under MEMHTML_VECTOR_COVERAGE_FLOOR (while vectors are in use), vectors of"
+            " another model, a stuck sleep run. Advisory findings are reported and never"
+            " unhealthy: overdue_tasks, stale_blockers (an open task blocked by an archived or"
+            " missing one), untyped_entities (entity names without a type; their total in"
+            " untyped_entity_total), dirty. Each dangling link says what --fix would do"
+            " (rewrite_to, or fix_leaves: why it stays), orphan_access_fix where each usage row"
+            " would move, and fix_would lists every repair --fix would make. With paths,"
+            " healthy is false when a file breaks the format. --strict turns not healthy into"
+            " ERR_UNHEALTHY (exit 1), after --fix's repairs when both are given."
+        ),
     ),
     Command(
         "init",

@@ -54,3 +54,44 @@ def store(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         c.write(title="Alpha", type="semantic", claim="Alpha drains the VIP.", path="areas/a.html")
         c.write(title="Beta", type="semantic", claim="Beta follows alpha.", path="areas/b.html")
     return repo
+
+
+def run_on_pty(argv: list[str]) -> tuple[int, str]:
+    """Run one command line in-process with a real pseudo-terminal for stdout.
+
+    `isatty()` is the kernel's answer here, not a stub's: what a person at a
+    terminal sees. Returns (exit code, the text printed, line ends as `\\n`).
+    """
+    import os
+    import pty
+    import threading
+
+    master, slave = pty.openpty()
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's last writer closed
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    stdout = os.fdopen(slave, "w", encoding="utf-8")
+    try:
+        code = run(argv, stdout=stdout)
+    finally:
+        stdout.close()
+        reader.join(timeout=30)
+        os.close(master)
+    return code, b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+
+
+@pytest.fixture
+def pty_terminal() -> Callable[..., tuple[int, str]]:
+    """Run one command line with a real pseudo-terminal for stdout: (exit code, text)."""
+    return lambda *argv: run_on_pty(list(argv))

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from memhtml.cli.handlers.query import human_search
 from memhtml.cli.handlers.quickstart import human_quickstart
 from memhtml.cli.text import clip, score_ranks
+from memhtml.cli.views.query import search as human_search
 
 Term = Callable[..., tuple[int, str]]
 

@@ -74,6 +74,9 @@ def test_a_real_conflict_stops_with_both_claims_and_abort_restores(clones: Any) 
     (conflict,) = err.value.details["conflicts"]
     assert conflict["path"] == x
     assert "7070" in conflict["ours"] and "9090" in conflict["theirs"]
+    # git's own words about the path, on the entry and in the message
+    assert conflict["git"] == f"CONFLICT (content): Merge conflict in {x}"
+    assert conflict["git"] in err.value.message and conflict["git"] in err.value.details["git"]
     assert merge_in_progress(b.root)
     # nothing is written while the merge is unresolved, and no commit holds a marker
     with pytest.raises(SyncConflictError):

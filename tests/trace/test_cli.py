@@ -153,7 +153,7 @@ def test_a_person_at_a_terminal_gets_text_and_progress(
     assert sessions[0].session_id[:12] in out.getvalue()
     out = Terminal()  # the 12 characters the search printed name the session
     assert run(["trace", "links", "--session-id", sessions[0].session_id[:12]], stdout=out) == 0
-    assert out.getvalue().strip() == "no links"
+    assert out.getvalue().strip().endswith("wrote, corrected or read no memory")
     out = Terminal()  # an id nothing knows is said to be unknown, not answered "no links"
     assert run(["trace", "links", "--session-id", "nobody"], stdout=out) == 1
     assert "ERR_PATH_NOT_FOUND" in out.getvalue() and "'nobody'" in out.getvalue()
@@ -190,3 +190,29 @@ def test_mcp_trace_search_without_a_memory_root_is_empty(tmp_path: Path) -> None
 
     env = call_tool(lambda: open_corpus(tmp_path / "nowhere"), "trace_search", {"query": "x"})
     assert env["ok"] and env["data"]["indexed"] is False and env["data"]["hits"] == []
+
+
+def test_trace_links_on_a_terminal_is_a_table_naming_each_session(
+    env: Path, sessions: list[SynthSession]
+) -> None:
+    from tests.cli.conftest import run_on_pty
+
+    sid = sessions[2].session_id
+    cli("trace", "index")
+    code, wrote = cli(
+        "write", "--title", "WAL", "--type", "semantic", "--claim", "WAL admits one writer.",
+        "--session-id", sid,
+    )  # fmt: skip
+    path = wrote["data"]["path"]
+    cli("read", path, "--session-id", "reader-9")
+    code, text = run_on_pty(["trace", "links", "--session-id", sid[:8]])  # a prefix, as typed
+    lines = text.splitlines()
+    assert code == 0 and lines[0] == f"session {sid}: 1 link, 1 memory, 1 session", text
+    assert lines[2].split() == ["when", "kind", "session", "memory"]
+    assert lines[3].split()[-3:] == ["wrote", sid[:12], path]
+    assert lines[5] == "sessions:" and lines[6].startswith(f"  {sid[:12]}  ")
+    code, text = run_on_pty(["trace", "links", "--path", path])
+    assert code == 0 and text.startswith(f"{path}: 2 links, 1 memory, 2 sessions")
+    assert {line.split()[-3] for line in text.splitlines()[3:5]} == {"wrote", "read"}
+    code, piped = cli("trace", "links", "--path", path)  # piped: the envelope, as before
+    assert piped["type"] == "trace.links" and len(piped["data"]["links"]) == 2

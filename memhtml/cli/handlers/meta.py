@@ -68,14 +68,27 @@ def agents_doc(inv: Invocation, check: bool = False, out: str = "AGENTS.md") -> 
     return {"path": str(target), "written": written, "current": True}
 
 
-def doctor(inv: Invocation, paths: list[str] | None = None, fix: bool = False) -> dict[str, Any]:
-    """Validate the given files, report the health of the corpus, or repair it."""
+def doctor(
+    inv: Invocation, paths: list[str] | None = None, fix: bool = False, strict: bool = False
+) -> dict[str, Any]:
+    """Validate the given files, report the health of the corpus, or repair it; with
+    `strict`, a report that is not healthy is ERR_UNHEALTHY (exit 1) carrying the report."""
     from memhtml.ops.health import validate_files
 
     if paths:
         if fix:
             raise InvalidFlagError("--fix repairs the whole corpus; give no paths with it")
-        return validate_files(paths, repo=inv.repo)
-    from memhtml.sleep.health import doctor as corpus_doctor
+        data = validate_files(paths, repo=inv.repo)
+    else:
+        from memhtml.sleep.health import doctor as corpus_doctor
 
-    return corpus_doctor(inv.corpus(), fix=fix)
+        data = corpus_doctor(inv.corpus(), fix=fix)
+        if data.get("sleep_runs") and not fix:  # --fix settles a merge cut short: say so
+            from memhtml.ops.doctor_checks import fix_plan
+
+            data["fix_would"] = fix_plan(data)
+    if strict and not data["healthy"]:
+        from memhtml.ops.doctor_checks import unhealthy_error
+
+        raise unhealthy_error(data)
+    return data

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from memhtml.cli.main import Invocation
-from memhtml.cli.text import clip, mmr_note, score_ranks
 from memhtml.index.retrieval import parse_weights
 
 
@@ -36,28 +35,6 @@ def search(inv: Invocation, query: str, **params: Any) -> dict[str, Any]:
         **_scope(params),
     )
     return result.to_data()
-
-
-def human_search(data: dict[str, Any]) -> str:
-    """A table for a person at a terminal: place, fused score, path, the gist on one line."""
-    hits = data["hits"]
-    ranks = score_ranks([h["score"] for h in hits])
-    lines = [f"{'#':>2}  {'score':>7}  path / gist"]
-    for i, (hit, by_score) in enumerate(zip(hits, ranks, strict=True), start=1):
-        moved = f"  (score #{by_score})" if by_score is not None else ""
-        lines.append(f"{i:>2}  {hit['score']:.5f}  {hit['path']}{moved}")
-        lines.append(f"{'':>13}{clip(hit['gist'], 100)}")
-    if any(r is not None for r in ranks):
-        lines.append(mmr_note(data.get("mmr_lambda")))
-    if data.get("degraded"):
-        lines.append(f"(degraded: {data.get('degraded_reason')})")
-    if when := data.get("time_interval"):
-        lines.append(
-            f"(lifted memories of {when['expression']!r}: {when['start']} up to {when['end']})"
-        )
-    if not hits:
-        lines.append("(no hits)")
-    return "\n".join(lines)
 
 
 def recall(inv: Invocation, query: str, budget: int = 16000, **params: Any) -> dict[str, Any]:

@@ -78,14 +78,3 @@ def human_search(data: dict[str, Any]) -> str:
         )
         or "no hits"
     )
-
-
-def human_links(data: dict[str, Any]) -> str:
-    """One line per link."""
-    return (
-        "\n".join(
-            f"{link['at'] or '-':20s} {link['link_kind']:9s} {link['session_id']}  {link['path']}"
-            for link in data["links"]
-        )
-        or "no links"
-    )
