@@ -400,3 +400,11 @@ class HostConfigInvalidError(MemhtmlError):
 
     code = "ERR_HOST_CONFIG_INVALID"
     summary = "a host's config file does not parse; nothing was written (fix the file it names)"
+
+
+class UnknownChangeError(UsageError):
+    """A change id that is not one of the run's changes (a typo, another run's change, a page
+    older than the branch), or a refusal to lift that does not stand; nothing changed."""
+
+    code = "ERR_UNKNOWN_CHANGE"
+    summary = "no such change in that sleep run, or no such standing refusal (main unchanged)"

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import GitError, InvalidFlagError
-from memhtml.sleep import runs
+from memhtml.sleep import refusals, replay, runs
 from memhtml.sleep.merge import settle_merges
 from memhtml.sleep.night import Night, Registry
 from memhtml.sleep.phase import PHASE_ORDER, Phase
@@ -202,16 +202,18 @@ def run(
             runs.save_record(corpus.root, record)
             move_ref(git, runs.ref_of(run_id), head, None, f"memhtml(sleep): start run {run_id}")
             index = RunIndex.copy_main(corpus, folder)
-        results = _walk(
-            corpus,
-            record,
-            index,
-            prepared=prepared,
-            todo=selected,
-            registry=registry,
-            llm=caller,
-            show=show,
-        )
+            index.keep_base_state()  # what a refusing merge rebuilds the night from
+        with replay.recording(caller, folder):
+            results = _walk(
+                corpus,
+                record,
+                index,
+                prepared=prepared,
+                todo=selected,
+                registry=registry,
+                llm=caller,
+                show=show,
+            )
         return _finish(corpus, record, results, started, caller)
 
 
@@ -240,6 +242,10 @@ def _walk(
     night.index = index
     night.prepared = prepared
     tip = record.head or record.base
+    git = corpus.git
+    paths = [e.path for e in git.ls_tree(record.base, [refusals.REFUSED_DIR + "/"])]
+    held = refusals.standing(paths, lambda p: git.show_blob(record.base, p))
+    night.allow = refusals.allow_unless_refused(held) if held else None
     try:
         night.open_tip(tip)
         if earlier is not None:
@@ -365,17 +371,18 @@ def resume(
         record.head = tip
         earlier = _earlier_results(git, record, done)
         todo = [p for p in record.phases if p not in done or p == "report"]
-        results = _walk(
-            corpus,
-            record,
-            index,
-            prepared=prepared,
-            todo=todo,
-            registry=registry,
-            llm=caller,
-            show=show,
-            earlier=earlier,
-        )
+        with replay.recording(caller, folder):
+            results = _walk(
+                corpus,
+                record,
+                index,
+                prepared=prepared,
+                todo=todo,
+                registry=registry,
+                llm=caller,
+                show=show,
+                earlier=earlier,
+            )
         return _finish(corpus, record, results, started, caller)
 
 

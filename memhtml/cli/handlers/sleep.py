@@ -63,11 +63,25 @@ def review(inv: Invocation, run_id: str | None = None) -> dict[str, Any]:
     return sleep_review(inv.corpus(), run_id)
 
 
-def merge(inv: Invocation, run_id: str, skip_gate: bool = False) -> dict[str, Any]:
-    """Gate and merge."""
+def merge(
+    inv: Invocation, run_id: str, skip_gate: bool = False, refuse: list[str] | None = None
+) -> dict[str, Any]:
+    """Gate and merge (without the refused changes)."""
+    import sys
+
     from memhtml.sleep.merge import merge as sleep_merge
 
-    return sleep_merge(inv.corpus(), run_id, skip_gate=skip_gate)
+    return sleep_merge(
+        inv.corpus(), run_id, skip_gate=skip_gate, refuse=refuse, progress=sys.stderr.isatty()
+    )
+
+
+def lift(inv: Invocation, ids: str) -> dict[str, Any]:
+    """Lift standing refusals."""
+    from memhtml.sleep.rebuild import split_ids
+    from memhtml.sleep.refusals import lift as sleep_lift
+
+    return sleep_lift(inv.corpus(), split_ids(ids))
 
 
 def status(inv: Invocation) -> dict[str, Any]:
@@ -100,17 +114,71 @@ def human_run(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+_RED, _GREEN, _CYAN, _BOLD, _DIM, _OFF = (
+    "\x1b[31m",
+    "\x1b[32m",
+    "\x1b[36m",
+    "\x1b[1m",
+    "\x1b[2m",
+    "\x1b[0m",
+)
+_SHOWN_CHANGES = 50  # changes shown with their diff on a terminal (the envelope has all)
+
+
+def _diff_line(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return f"{_BOLD}{line}{_OFF}"
+    if line.startswith("@@"):
+        return f"{_CYAN}{line}{_OFF}"
+    if line.startswith("+"):
+        return f"{_GREEN}{line}{_OFF}"
+    if line.startswith("-"):
+        return f"{_RED}{line}{_OFF}"
+    return line
+
+
 def human_review(data: dict[str, Any]) -> str:
-    """Files by kind, per phase."""
+    """Like `git log -p` for people: one change at a time, its reason, the diff of its text."""
+    from memhtml.sleep.changeview import reason_lines
+
     lines = [f"sleep {data['run_id']} ({data['status']}): {data['diff_stat'] or 'no changes'}"]
-    for p in data["phases"]:
-        kinds = " ".join(f"{k}={v}" for k, v in p["by_kind"].items())
-        lines.append(f"  {p['phase']:20s} {p['status']:8s} {kinds}")
-        for f in p["files"][:10]:
-            origin = f" <- {f['from_path']}" if f.get("from_path") else ""
-            lines.append(f"      {f['kind']:9s} {f['path']}{origin}")
-        if len(p["files"]) > 10:
-            lines.append(f"      ... and {len(p['files']) - 10} more")
+    changes = data.get("changes") or []
+    shown = [c for c in changes if not c.get("derived")][:_SHOWN_CHANGES]
+    for c in shown:
+        lines.append("")
+        lines.append(f"{_BOLD}change {c['id']}{_OFF}  {c['phase']} {c['kind']}")
+        lines.append(f"    {c['summary']}")
+        lines += [f"    {_DIM}{r}{_OFF}" for r in reason_lines(c.get("reason") or {})]
+        if c.get("depends_on"):
+            lines.append(f"    rests on: {', '.join(c['depends_on'])}")
+        for f in c["files"]:
+            lines += ["    " + _diff_line(d) for d in f["diff"]]
+    rest = len(changes) - len(shown)
+    if rest:
+        lines.append(f"\n({rest} more change(s): derived, or past the first {_SHOWN_CHANGES})")
+    if not changes:
+        for p in data["phases"]:  # a run recorded before changes were: its files by phase
+            kinds = " ".join(f"{k}={v}" for k, v in p["by_kind"].items())
+            if kinds:
+                lines.append(f"  {p['phase']:20s} {p['status']:8s} {kinds}")
+    vetoes = data.get("vetoes_by_guard") or {}
+    if vetoes:
+        lines.append("")
+        lines.append(f"considered and vetoed ({len(data.get('vetoed') or [])}):")
+        lines += [f"    {k}: {v}" for k, v in vetoes.items()]
+    for item in data.get("left_out") or []:
+        lines.append(f"left out {item['id']} ({item['summary']}): {item['why']}")
+    standing = data.get("standing_refusals") or []
+    if standing:
+        lines.append("")
+        lines.append(f"standing refusals ({len(standing)}; `memhtml sleep lift ID` lifts one):")
+        lines += [f"    {r['id']}  {r.get('summary', '')}" for r in standing[:20]]
+    if changes and data["status"] not in ("merged",):
+        lines.append("")
+        lines.append(
+            f"merge: memhtml sleep merge {data['run_id']}"
+            f"   refuse some: memhtml sleep merge {data['run_id']} --refuse ID[,ID...]"
+        )
     return "\n".join(lines)
 
 
