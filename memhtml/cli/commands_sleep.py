@@ -101,9 +101,34 @@ SLEEP_COMMANDS: Final[tuple[Command, ...]] = (
         "A run's changes, each with its id, diff and reason; what it vetoed; standing refusals.",
         "sleep.review",
         f"{H}:review",
-        params=(Param("run_id", "the run id (default: the latest run)", positional=True),),
-        errors=("ERR_PATH_NOT_FOUND",),
-        examples=("memhtml sleep review", "memhtml sleep review 2026-08-02"),
+        params=(
+            Param("run_id", "the run id (default: the latest run)", positional=True),
+            Param(
+                "serve",
+                "serve the review page on 127.0.0.1 (a free port, a secret token in the URL):"
+                " refuse changes with checkboxes and merge with one button; runs until Ctrl-C",
+                type="bool",
+                default=False,
+            ),
+            Param(
+                "html",
+                "write the review page, read-only, as one self-contained file",
+                metavar="FILE",
+            ),
+        ),
+        errors=("ERR_PATH_NOT_FOUND", "ERR_STORAGE"),
+        examples=(
+            "memhtml sleep review",
+            "memhtml sleep review 2026-08-02",
+            "memhtml sleep review 2026-08-02 --serve",
+            "memhtml sleep review 2026-08-02 --html review.html",
+        ),
+        details=(
+            "Each change has an id stable across reviews, resumes and later nights; `sleep"
+            " merge RUN --refuse ID` leaves it out. The page served by --serve answers only"
+            " requests carrying its token, from 127.0.0.1, naming its own host; its merge"
+            " refuses a branch that moved since the page was made (ERR_WRITE_CONFLICT)."
+        ),
     ),
     Command(
         "sleep merge",

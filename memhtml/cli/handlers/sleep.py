@@ -56,11 +56,34 @@ def resume(inv: Invocation, run_id: str, llm: str | None = None) -> dict[str, An
     return _failed(sleep_resume(inv.corpus(), run_id, llm=llm))
 
 
-def review(inv: Invocation, run_id: str | None = None) -> dict[str, Any]:
-    """Classify what a run touched."""
+def review(
+    inv: Invocation, run_id: str | None = None, serve: bool = False, html: str | None = None
+) -> dict[str, Any]:
+    """A run's changes; or its review page, written (--html) or served (--serve)."""
     from memhtml.sleep.review import review as sleep_review
 
-    return sleep_review(inv.corpus(), run_id)
+    corpus = inv.corpus()
+    data = sleep_review(corpus, run_id)
+    if html is not None:
+        from memhtml.sleep.page import write_page
+
+        data = {**data, "html": write_page(data, html)}
+    if serve:
+        import sys
+
+        from memhtml.ops.corpus import open_corpus
+        from memhtml.sleep.serve import ReviewServer
+
+        server = ReviewServer(lambda: open_corpus(inv.repo), str(data["run_id"]))
+        print(f"review page: {server.url}  (Ctrl-C stops it)", file=sys.stderr, flush=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.stop()
+        data = {**data, "served": True, "merged_from_page": server.merged}
+    return data
 
 
 def merge(
