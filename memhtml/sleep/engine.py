@@ -99,7 +99,17 @@ def _summary(
     llm: ModelCaller | None,
 ) -> dict[str, Any]:
     failed = [r["phase"] for r in results if r["status"] == "failed"]
+    # A night whose every model call failed ran its model phases on nothing: it is said,
+    # not reported as a quiet ok (the deterministic phases' work stands).
+    degraded = None
+    if llm is not None and llm.answered == 0 and llm.failed > 0:
+        degraded = (
+            f"every model call failed ({llm.failed}; last: {llm.last_failure}): the model"
+            " phases decided nothing"
+        )
     return {
+        "degraded": degraded is not None,
+        "degraded_reason": degraded,
         "run_id": record.run_id,
         "branch": None if dry_run else record.branch,
         "base_sha": record.base,

@@ -192,7 +192,16 @@ class Night:
             max_llm_calls=self.budget,
             changes=log,
             refusals=self.refusals if phase_name == "report" else None,
+            decided=self._decided() if phase_name == "report" else None,
         )
+
+    def _decided(self) -> dict[str, Any]:
+        """The night's changes and vetoes so far (the report's): the manifest at the tip and
+        the vetoes of phases that committed nothing."""
+        assert self.tree is not None
+        data = self.tree.get(runs.changes_path(self.record.run_id))
+        changes, vetoes = change_log.decode(data) if data else ([], [])
+        return {"changes": changes, "vetoes": [*vetoes, *self.pending_vetoes]}
 
     def committed_changes(self) -> list[change_log.Change]:
         """The changes the branch's manifest holds at the tip (a resume's earlier phases)."""

@@ -116,6 +116,8 @@ class SleepContext:
     # The report phase's view of a merge that refuses changes: {"refused": [...], "left_out": [...]}
     # (None on an ordinary night).
     refusals: dict[str, Any] | None = None
+    # The report's view of the night's decisions: {"changes": [Change], "vetoes": [Veto]}.
+    decided: dict[str, Any] | None = None
 
 
 class Phase(Protocol):

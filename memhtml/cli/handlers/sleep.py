@@ -134,6 +134,52 @@ def human_run(data: dict[str, Any]) -> str:
         lines.append(
             f"  {p['ordinal']:2d} {p['phase']:20s} {p['status']:8s} {commit:12s} {counts}{detail}"
         )
+    if data.get("degraded"):
+        lines.append(f"{_RED}{_BOLD}degraded:{_OFF} {data['degraded_reason']}")
+    if data.get("branch") and not data.get("dry_run"):
+        lines.append(f"review: memhtml sleep review {data['run_id']}  (or --serve for the page)")
+    return "\n".join(lines)
+
+
+def human_resume(data: dict[str, Any]) -> str:
+    """As `sleep run`'s."""
+    return human_run(data)
+
+
+def human_merge(data: dict[str, Any]) -> str:
+    """What landed, what was refused and left out, and the gates' figures."""
+    head = str(data.get("head_sha") or "")[:12]
+    lines = [f"sleep {data['run_id']} merged ({data.get('mode')}): main at {head}"]
+    gate = data.get("gate") or {}
+    if gate.get("skipped"):
+        lines.append("  gates: skipped (--skip-gate)")
+    else:
+        fixture, corpus = gate.get("fixture") or {}, gate.get("corpus") or {}
+        lines.append(
+            f"  fixture gate: passed={fixture.get('passed')} mrr={fixture.get('mrr')}"
+            f" inversions={fixture.get('inversions')}"
+        )
+        lines.append(
+            f"  corpus gate: passed={corpus.get('passed')} twins={corpus.get('twins')}"
+            f" checked_merges={corpus.get('checked_merges')}"
+            f" regressions={corpus.get('regression_count')}"
+        )
+    for r in data.get("refused") or []:
+        lines.append(
+            f"  refused {r['id']}  {r['summary']}  (stands; `memhtml sleep lift {r['id']}`)"
+        )
+    for r in data.get("left_out") or []:
+        lines.append(f"  left out {r['id']}  {r['summary']}: {r['why']}")
+    lines.append(
+        f"  marks applied {data.get('marks_applied')}, pending {data.get('marks_pending')}"
+    )
+    return "\n".join(lines)
+
+
+def human_lift(data: dict[str, Any]) -> str:
+    """The refusals lifted."""
+    lines = [f"lifted {len(data['lifted'])} refusal(s); {data['standing']} still stand"]
+    lines += [f"  {r['id']}  {r.get('summary', '')}" for r in data["lifted"]]
     return "\n".join(lines)
 
 
@@ -206,14 +252,22 @@ def human_review(data: dict[str, Any]) -> str:
 
 
 def human_plan(data: dict[str, Any]) -> str:
-    """One line per phase."""
-    lines = [
-        f"sleep plan at {str(data['head_sha'])[:12]}"
-        + (f": {data['refused']}" if data.get("refused") else "")
-    ]
+    """The verdict and its signals, then one line per phase that would run."""
+    verdict = data.get("verdict") or "nothing-to-do"
+    color = _GREEN if verdict == "would-change" else _DIM
+    lines = [f"sleep plan at {str(data['head_sha'])[:12]}: {color}{_BOLD}{verdict}{_OFF}"]
+    if data.get("refused"):
+        lines.append(f"  {_RED}{data['refused']}{_OFF}")
+    for signal in data.get("signals") or []:
+        lines.append(f"  because {signal}")
+    for item in data.get("unchecked") or []:
+        lines.append(f"  {_DIM}not counted: {item}{_OFF}")
     for p in data["phases"]:
-        rest = {
-            k: v for k, v in p.items() if k not in ("phase", "ordinal", "commits", "needs_model")
-        }
-        lines.append(f"  {p['ordinal']:2d} {p['phase']:20s} {rest}")
+        if not p.get("would_run"):
+            lines.append(
+                f"  {p['ordinal']:2d} {p['phase']:20s} {_DIM}skip: {p.get('reason')}{_OFF}"
+            )
+            continue
+        counts = " ".join(f"{k}={v}" for k, v in (p.get("counts") or {}).items() if v)
+        lines.append(f"  {p['ordinal']:2d} {p['phase']:20s} {counts}")
     return "\n".join(lines)

@@ -328,6 +328,9 @@ def _refused(ctx: SleepContext, plan: _Plan, fold: _Fold) -> bool:
     return True
 
 
+PLAN_SCAN_LIMIT: Final = 2000  # active memories `sleep plan` scans for near pairs itself
+
+
 class DedupMerge(BasePhase):
     """Exact and near-duplicate merges behind the anti-merge guards."""
 
@@ -376,10 +379,16 @@ class DedupMerge(BasePhase):
         return out
 
     def plan(self, ctx: SleepContext) -> dict[str, Any]:
-        """Exact groups are cheap to count; near pairs are the vector scan itself."""
+        """Exact groups are cheap to count; near pairs are the vector scan itself, run here
+        only on a store small enough for it to be quick (PLAN_SCAN_LIMIT active memories)."""
         exact = ctx.conn.execute(
             "SELECT count(*) FROM skipped_files WHERE reason LIKE ?", (DUPLICATE_REASON + "%",)
         ).fetchone()[0]
+        active = ctx.conn.execute("SELECT count(*) FROM files WHERE archived = 0").fetchone()[0]
+        if int(active) <= PLAN_SCAN_LIMIT:
+            counted = super().plan(ctx)
+            counted["counts"]["exact_copies"] = int(exact)
+            return counted
         return {
             "counts": {"exact_copies": int(exact)},
             "unknown": {
