@@ -54,6 +54,13 @@ def test_a_scripted_night_types_edges_writes_an_arc_folds_and_opens_tasks(
         for name in MODEL_PHASES:
             assert by_phase[name]["commit_sha"] == phases[name]["commit_sha"], name
             assert by_phase[name]["files"], name
+        # a typed edge is a change with the model's judgement as its reason
+        edges = [c for c in seen["changes"] if c["kind"] == "edge"]
+        assert len(edges) == edge["counts"]["typed"]
+        assert all(c["reason"]["model"] and float(c["reason"]["confidence"]) >= 0.7 for c in edges)
+        assert all(
+            any(ln.startswith("+link ") for f in c["files"] for ln in f["diff"]) for c in edges
+        )
 
         merged = merge(corpus, night["run_id"])
         assert merged["merged"] is True, merged.get("refusal")

@@ -206,3 +206,38 @@ def test_a_change_resting_on_a_refused_one_is_left_out_too_and_said_so(corpus: A
     assert X not in (root / paths["c"]).read_text()
     assert 'content="0.5"' in (root / paths["d"]).read_text()  # the independent change landed
     assert git(root, "status", "--porcelain") == ""
+
+
+def test_change_ids_hold_across_a_resume(repo: Path) -> None:
+    from memhtml.sleep.phases.dedup_merge import PHASE as DEDUP
+
+    paths = _two_pairs(repo)
+
+    def boom(_ctx: SleepContext) -> PhaseOutcome:
+        raise RuntimeError("the disk is a lie")
+
+    def stamp_b1(ctx: SleepContext) -> PhaseOutcome:
+        from memhtml.html import set_meta
+
+        text = ctx.view.read(paths["b1"]).decode()
+        ctx.view.write(paths["b1"], set_meta(text, "memhtml-confidence", "0.9").encode())
+        return PhaseOutcome(counts={"stamped": 1}, touched=[Touched(paths["b1"], "rewritten")])
+
+    with memhtml.open(repo, embedder="fake", now="2026-03-02T03:00:00Z") as c:
+        first = engine.run(
+            c,
+            date="2026-03-02",
+            registry={**registry(integrity=boom), "dedup-merge": DEDUP},
+            progress=False,
+        )
+        assert first["failed_phases"] == ["integrity"]
+        before = [x["id"] for x in review(c, first["run_id"])["changes"]]
+        engine.resume(
+            c,
+            first["run_id"],
+            registry={**registry(integrity=stamp_b1), "dedup-merge": DEDUP},
+            progress=False,
+        )
+        after = review(c, first["run_id"])["changes"]
+    assert [x["id"] for x in after][: len(before)] == before  # earlier changes keep their ids
+    assert any(x["phase"] == "integrity" for x in after)  # and the resumed phase adds its own

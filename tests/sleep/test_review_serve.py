@@ -60,6 +60,14 @@ def test_only_the_page_with_its_token_can_act(repo: Path) -> None:
         stale = urlencode({"expect_tip": night["base_sha"], "refuse": ids[0]})
         status, page = _ask(server, "POST", f"/{token}/merge", stale)
         assert status == 409 and "ERR_WRITE_CONFLICT" in page and "moved since" in page
+        # a second browser submitting while a merge from the page runs
+        assert server.merging.acquire(blocking=False)
+        try:
+            fresh = urlencode({"expect_tip": night["head_sha"], "refuse": ids[0]})
+            status, page = _ask(server, "POST", f"/{token}/merge", fresh)
+        finally:
+            server.merging.release()
+        assert status == 409 and "ERR_WRITE_CONFLICT" in page
         # an id that is not the run's
         bad = urlencode({"expect_tip": night["head_sha"], "refuse": "c0123456789ab"})
         status, page = _ask(server, "POST", f"/{token}/merge", bad)
