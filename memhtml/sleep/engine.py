@@ -183,6 +183,7 @@ def run(
     with runs.sleep_lock(corpus.root):
         git = corpus.git
         settle_merges(corpus)  # a merge a kill cut short is finished or undone first
+        waiting = unfinished_runs(corpus)  # said with the new night's result
         with corpus.lock.hold():
             prepared = _prepare_under_lock(corpus)
             target = current_branch(git)
@@ -224,7 +225,31 @@ def run(
                 llm=caller,
                 show=show,
             )
-        return _finish(corpus, record, results, started, caller)
+        out = _finish(corpus, record, results, started, caller)
+        return {**out, "unfinished_runs": waiting}
+
+
+def unfinished_runs(corpus: Corpus) -> list[dict[str, Any]]:
+    """Earlier nights a kill or a failure left unfinished, each with the command that
+    finishes it (a new night does not: it starts from main, beside them)."""
+    git = corpus.git
+    out: list[dict[str, Any]] = []
+    for run_id in runs.run_ids(git, corpus.root):
+        tip = runs.ref_sha(git, runs.ref_of(run_id))
+        record = runs.load_record(corpus.root, run_id)
+        if record is None or tip is None:
+            continue
+        shown = runs.shown_status(record, tip)
+        if shown in ("interrupted", "failed"):
+            out.append(
+                {
+                    "run_id": run_id,
+                    "status": shown,
+                    "resume": f"memhtml sleep resume {run_id}",
+                    "discard": f"git branch -D sleep/{run_id}",
+                }
+            )
+    return out
 
 
 def _walk(

@@ -4,8 +4,12 @@ issue 32 item 6, sleep part)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import memhtml
 from memhtml.cli.handlers import sleep as views
@@ -93,3 +97,93 @@ def test_a_night_without_a_model_is_not_degraded(corpus: Any) -> None:
     seed(corpus)
     night = engine.run(corpus, date="2026-03-02", progress=False)
     assert night["degraded"] is False and night["degraded_reason"] is None
+
+
+def test_a_night_on_the_day_memories_were_written_never_stamps_updated_before_created(
+    repo: Path,
+) -> None:
+    from memhtml.html import parse_memory
+
+    _two_pairs(repo)  # written at 10:00 and 11:00 on 2026-03-01
+    with memhtml.open(repo, embedder="fake", now="2026-03-01T12:00:00Z") as c:
+        night = engine.run(c, date="2026-03-01", progress=False)  # its instant is midnight
+        changed = {f["path"] for x in review(c, night["run_id"])["changes"] for f in x["files"]}
+    assert any(p.endswith(".html") for p in changed)
+    for path in changed:
+        if not path.endswith(".html") or path.startswith(".memhtml/"):
+            continue
+        doc = parse_memory(git(repo, "show", f"{night['head_sha']}:{path}").encode())
+        assert doc.updated >= doc.created, (path, doc.created, doc.updated)
+
+
+_INSTANTS = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1)).map(
+    lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ")
+)
+
+
+@given(created=_INSTANTS, updated=_INSTANTS)
+@settings(max_examples=60, deadline=None)
+def test_set_meta_never_puts_updated_before_created(created: str, updated: str) -> None:
+    from memhtml.html import parse_memory, set_meta
+    from tests.sleep.phase_harness import memory_bytes
+
+    text = memory_bytes("T", "A claim.", created=created).decode()
+    doc = parse_memory(set_meta(text, "memhtml-updated", updated).encode())
+    assert doc.updated == max(created, updated)
+
+
+def test_a_new_night_mentions_an_unfinished_one_and_how_to_resume_it(corpus: Any) -> None:
+    from memhtml.sleep.phase import PhaseOutcome, SleepContext
+
+    from .engine_helpers import registry, seed
+
+    seed(corpus)
+
+    def boom(_ctx: SleepContext) -> PhaseOutcome:
+        raise RuntimeError("the disk is a lie")
+
+    first = engine.run(corpus, date="2026-03-02", registry=registry(integrity=boom), progress=False)
+    assert first["status"] == "failed" and first["unfinished_runs"] == []
+    second = engine.run(corpus, date="2026-03-03", progress=False)
+    assert [r["run_id"] for r in second["unfinished_runs"]] == [first["run_id"]]
+    assert second["unfinished_runs"][0]["resume"] == f"memhtml sleep resume {first['run_id']}"
+    assert f"memhtml sleep resume {first['run_id']}" in views.human_run(second)
+
+
+def test_a_prompt_member_carries_the_claim_once() -> None:
+    from memhtml.sleep.phases._model import member_text
+
+    claim = "Deploys to checkout-api happen on Tuesdays."
+    body = f"{claim} Ana said so in the retro."
+    text = member_text("Deploy window", claim, body, limit=10_000)
+    assert text.count(claim) == 1 and "Ana said so" in text and "Deploy window" in text
+    assert member_text(claim, claim, limit=10_000) == claim
+
+
+@given(st.lists(st.text(alphabet="ab .", min_size=1, max_size=12), max_size=5))
+@settings(max_examples=80, deadline=None)
+def test_member_text_keeps_every_text_and_drops_only_what_another_part_holds(
+    parts: list[str],
+) -> None:
+    from memhtml.sleep.phases._model import collapse, member_text
+
+    out = member_text(*parts, limit=100_000)
+    for p in parts:
+        assert collapse(p) in out  # nothing a part said is lost
+    lines = out.split("\n") if out else []
+    assert len(lines) == len(set(lines))  # and nothing is said twice over
+
+
+@given(st.text(alphabet="abc ,.", max_size=140), st.integers(min_value=5, max_value=100))
+@settings(max_examples=80, deadline=None)
+def test_a_model_title_is_cut_at_a_word(text: str, limit: int) -> None:
+    from memhtml.sleep.phases._model import clean_title, collapse
+
+    title = clean_title(text, limit=limit)
+    assert len(title) <= limit
+    whole = collapse(text).rstrip(".!?;: ")
+    assert whole.startswith(title)
+    rest = whole[len(title) :]
+    words = whole.split(" ")
+    if rest and len(words[0]) <= limit:  # cut: at a word boundary
+        assert rest[0] in " ,;:-—" or title[-1:] in " ,;:-—" or title == ""

@@ -136,6 +136,11 @@ def human_run(data: dict[str, Any]) -> str:
         )
     if data.get("degraded"):
         lines.append(f"{_RED}{_BOLD}degraded:{_OFF} {data['degraded_reason']}")
+    for r in data.get("unfinished_runs") or []:
+        lines.append(
+            f"{_BOLD}note:{_OFF} run {r['run_id']} is {r['status']}; finish it with"
+            f" `{r['resume']}` (or discard it: `{r['discard']}`)"
+        )
     if data.get("branch") and not data.get("dry_run"):
         lines.append(f"review: memhtml sleep review {data['run_id']}  (or --serve for the page)")
     return "\n".join(lines)

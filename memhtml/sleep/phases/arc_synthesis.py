@@ -35,6 +35,7 @@ from memhtml.sleep.phases._model import (
     clean_title,
     collapse,
     keyed_blocks,
+    member_text,
     offer,
     one_sentence,
     refusal_detail,
@@ -100,7 +101,7 @@ def _evidence(ctx: SleepContext) -> list[tuple[str, str]]:
         return []
     paths = [r[0] for r in best]
     rows = {
-        str(p): f"{g} {b}"
+        str(p): member_text(str(g or ""), str(b or ""), limit=EVIDENCE_CHARS)  # the gist once
         for p, g, b in ctx.conn.execute(
             f"SELECT path, gist, body_text FROM files WHERE path IN ({','.join('?' * len(paths))})",
             paths,
