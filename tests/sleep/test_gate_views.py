@@ -187,3 +187,18 @@ def test_a_model_title_is_cut_at_a_word(text: str, limit: int) -> None:
     words = whole.split(" ")
     if rest and len(words[0]) <= limit:  # cut: at a word boundary
         assert rest[0] in " ,;:-—" or title[-1:] in " ,;:-—" or title == ""
+
+
+def test_a_decay_is_a_change_with_its_reason_and_can_be_refused(repo: Path) -> None:
+    with memhtml.open(repo, embedder="fake", now="2026-01-01T10:00:00Z") as c:
+        old = c.write(title="Old note", claim="The staging cluster runs in eu-west-1.")["path"]
+    with memhtml.open(repo, embedder="fake", now="2026-03-02T03:00:00Z") as c:
+        night = engine.run(c, date="2026-03-02", progress=False)
+        decays = [x for x in review(c, night["run_id"])["changes"] if x["kind"] == "decay"]
+        assert [d["files"][0]["path"] for d in decays] == [old]
+        reason = decays[0]["reason"]
+        assert reason["last_updated"].startswith("2026-01-01") and " -> " in reason["confidence"]
+        assert any(ln.startswith("+confidence: ") for ln in decays[0]["files"][0]["diff"])
+        before = (repo / old).read_text()
+        merge(c, night["run_id"], fixture_gate=passing_fixture_gate, refuse=decays[0]["id"])
+        assert (repo / old).read_text() == before  # refused: the memory keeps its confidence
