@@ -70,6 +70,7 @@ RESPONSE_TYPES: Final[dict[str, str]] = {
     "integrations.doctor": "a coding agent's wiring checked end to end",
     "integrations.shell": "shell profile lines (and whether they were written)",
     "hook.output": "a hook's answer in the host's own protocol (printed raw, never enveloped)",
+    "sleep.lift": "standing sleep refusals lifted",
 }
 
 

@@ -408,3 +408,11 @@ class UnhealthyError(MemhtmlError):
 
     code = "ERR_UNHEALTHY"
     summary = "doctor --strict: the store or a file is not healthy (details: the report)"
+
+
+class UnknownChangeError(UsageError):
+    """A change id that is not one of the run's changes (a typo, another run's change, a page
+    older than the branch), or a refusal to lift that does not stand; nothing changed."""
+
+    code = "ERR_UNKNOWN_CHANGE"
+    summary = "no such change in that sleep run, or no such standing refusal (main unchanged)"

@@ -243,6 +243,8 @@ def set_meta(text: str, name: str, value: str | None) -> str:
             raise _refuse(f"{name} is required and cannot be removed", "missing-meta")
         return _remove_all(text, existing)
     value = _checked_scalar(name, value)
+    if name == "memhtml-updated":
+        value = _not_before_created(head, value)
     if not existing:
         return _insert_meta(text, head, name, meta_line(name, value))
     tag = existing[0]
@@ -254,6 +256,25 @@ def set_meta(text: str, name: str, value: str | None) -> str:
         return text[: found[1]] + new_attr + text[found[2] :]
     after_name = tag.attrs["name"][2]
     return text[:after_name] + " " + new_attr + text[after_name:]
+
+
+def _not_before_created(head: _Head, updated: str) -> str:
+    """`updated`, or the memory's `memhtml-created` when that is later: a memory is never
+    updated before it was made (a sleep run stamps its run instant, the start of its
+    day, on memories written later that day)."""
+    from memhtml.contracts.dates import as_datetime
+
+    created = [
+        t.content for t in head.tags if t.kind == "meta" and t.meta_name == "memhtml-created"
+    ]
+    if not created:
+        return updated
+    try:
+        if as_datetime(created[0]) > as_datetime(updated):
+            return _checked_scalar("memhtml-updated", created[0])
+    except ValueError:
+        pass  # a created the parser refuses is reported by validation, not here
+    return updated
 
 
 def _same_value(name: str, a: str, b: str) -> bool:

@@ -246,6 +246,8 @@ class ModelCaller:
         self._sleep = sleep
         self.answered = 0
         self.refused = 0
+        self.failed = 0  # calls the model did not answer usably (the budget's refusals aside)
+        self.last_failure: str | None = None
         self.redacted = 0  # secrets taken out of prompts before they were sent
 
     @property
@@ -306,6 +308,8 @@ class ModelCaller:
             return Answer(value=value, attempts=attempts)
         assert last is not None
         self.refused += 1
+        self.failed += 1
+        self.last_failure = f"{last.code}: {last.message}"
         log.warning("sleep.llm %s skipped: %s", label, last.message)
         return Refused(
             code=last.code, reason=last.message, attempts=attempts, details=dict(last.details)

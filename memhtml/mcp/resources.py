@@ -65,7 +65,8 @@ TEMPLATES: Final[tuple[ResourceInfo, ...]] = (
         "sleep-report",
         "A sleep report",
         "The committed HTML report of one sleep (curation) run, .memhtml/sleep/<run_id>.html:"
-        " one section per phase with its counts and the files it touched. Read from the"
+        " one section per phase with its non-zero counts and every change with its reason."
+        " Read from the"
         " run's branch (sleep/<run_id>) until it is merged, then from the tree.",
         "text/html",
     ),

@@ -11,7 +11,7 @@ while the user's files stay untouched.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,6 +44,9 @@ class TreeView:
     _resolved: dict[str, str] = field(default_factory=dict)  # realpath cache for this batch
     _inside: set[str] = field(default_factory=set)  # paths found inside the root this batch
     base: CommitTree | None = None  # read this commit instead of the working tree
+    # Told (what, path, moved_from) before each pending write, delete or move, while the
+    # view still holds the old bytes: sleep records which decision changed which file.
+    observer: Callable[[str, str, str | None], None] | None = None
 
     def _check(self, path: str) -> None:
         if self.base is not None:
@@ -91,18 +94,24 @@ class TreeView:
     def write(self, path: str, data: bytes) -> None:
         """Pending write of `data` at `path`."""
         self._check(path)
+        if self.observer is not None:
+            self.observer("write", path, None)
         self._overlay[path] = data
         self._touch(path)
 
     def delete(self, path: str) -> None:
         """Pending removal of `path` (a generated file that no longer belongs in the tree)."""
         self._check(path)
+        if self.observer is not None:
+            self.observer("delete", path, None)
         self._overlay[path] = None
         self._touch(path)
 
     def move(self, old: str, new: str, data: bytes) -> None:
         """Pending move of `old` to `new` with new content."""
         self._check(new)
+        if self.observer is not None:
+            self.observer("move", new, old)
         origin = self._moves.pop(old, old)
         self._overlay[old] = None
         self._overlay[new] = data
@@ -129,6 +138,10 @@ class TreeView:
             else:
                 out.append(FileChange(path, data))
         return out
+
+    def staged(self, path: str) -> bool:
+        """True when a pending write, delete or move holds `path`."""
+        return path in self._overlay
 
     def paths(self, prefix: str = "") -> list[str]:
         """Every file under `prefix` in the view, sorted (on the working tree: a walk that

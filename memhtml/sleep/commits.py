@@ -74,7 +74,10 @@ def complete_touched(
 
     described = {t.path for t in outcome.touched}
     for change in changes:
-        if change.path in described or change.path == runs.ledger_path(run_id):
+        if change.path in described or change.path in (
+            runs.ledger_path(run_id),
+            runs.changes_path(run_id),
+        ):
             continue
         if change.content is None:
             continue  # the source of a move, or a removal (sleep removes nothing by itself)

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import GitError, InvalidFlagError
-from memhtml.sleep import runs
+from memhtml.sleep import refusals, replay, runs
 from memhtml.sleep.merge import settle_merges
 from memhtml.sleep.night import Night, Registry
-from memhtml.sleep.phase import PHASE_ORDER, Phase
-from memhtml.sleep.phases import load
+from memhtml.sleep.phase import PHASE_ORDER
+from memhtml.sleep.phases import load_phase
 from memhtml.sleep.phases import preflight as preflight_phase
 from memhtml.sleep.runindex import RunIndex
 from memhtml.store.branch import (
@@ -80,16 +80,6 @@ def parse_phases(raw: str | Sequence[str] | None) -> list[str]:
     return [p for p in PHASE_ORDER if p in wanted | ALWAYS]
 
 
-def load_phase(name: str, registry: Registry | None) -> Phase | None:
-    """The phase object (a registry entry first), or None when its module is not installed."""
-    if registry is not None and name in registry:
-        return registry[name]
-    try:
-        return load(name)
-    except (ImportError, AttributeError):
-        return None
-
-
 def _summary(
     record: runs.RunRecord,
     results: list[dict[str, Any]],
@@ -99,7 +89,17 @@ def _summary(
     llm: ModelCaller | None,
 ) -> dict[str, Any]:
     failed = [r["phase"] for r in results if r["status"] == "failed"]
+    # A night whose every model call failed ran its model phases on nothing: it is said,
+    # not reported as a quiet ok (the deterministic phases' work stands).
+    degraded = None
+    if llm is not None and llm.answered == 0 and llm.failed > 0:
+        degraded = (
+            f"every model call failed ({llm.failed}; last: {llm.last_failure}): the model"
+            " phases decided nothing"
+        )
     return {
+        "degraded": degraded is not None,
+        "degraded_reason": degraded,
         "run_id": record.run_id,
         "branch": None if dry_run else record.branch,
         "base_sha": record.base,
@@ -173,6 +173,7 @@ def run(
     with runs.sleep_lock(corpus.root):
         git = corpus.git
         settle_merges(corpus)  # a merge a kill cut short is finished or undone first
+        waiting = unfinished_runs(corpus)  # said with the new night's result
         with corpus.lock.hold():
             prepared = _prepare_under_lock(corpus)
             target = current_branch(git)
@@ -202,17 +203,43 @@ def run(
             runs.save_record(corpus.root, record)
             move_ref(git, runs.ref_of(run_id), head, None, f"memhtml(sleep): start run {run_id}")
             index = RunIndex.copy_main(corpus, folder)
-        results = _walk(
-            corpus,
-            record,
-            index,
-            prepared=prepared,
-            todo=selected,
-            registry=registry,
-            llm=caller,
-            show=show,
-        )
-        return _finish(corpus, record, results, started, caller)
+            index.keep_base_state()  # what a refusing merge rebuilds the night from
+        with replay.recording(caller, folder):
+            results = _walk(
+                corpus,
+                record,
+                index,
+                prepared=prepared,
+                todo=selected,
+                registry=registry,
+                llm=caller,
+                show=show,
+            )
+        out = _finish(corpus, record, results, started, caller)
+        return {**out, "unfinished_runs": waiting}
+
+
+def unfinished_runs(corpus: Corpus) -> list[dict[str, Any]]:
+    """Earlier nights a kill or a failure left unfinished, each with the command that
+    finishes it (a new night does not: it starts from main, beside them)."""
+    git = corpus.git
+    out: list[dict[str, Any]] = []
+    for run_id in runs.run_ids(git, corpus.root):
+        tip = runs.ref_sha(git, runs.ref_of(run_id))
+        record = runs.load_record(corpus.root, run_id)
+        if record is None or tip is None:
+            continue
+        shown = runs.shown_status(record, tip)
+        if shown in ("interrupted", "failed"):
+            out.append(
+                {
+                    "run_id": run_id,
+                    "status": shown,
+                    "resume": f"memhtml sleep resume {run_id}",
+                    "discard": f"git branch -D sleep/{run_id}",
+                }
+            )
+    return out
 
 
 def _walk(
@@ -240,6 +267,10 @@ def _walk(
     night.index = index
     night.prepared = prepared
     tip = record.head or record.base
+    git = corpus.git
+    paths = [e.path for e in git.ls_tree(record.base, [refusals.REFUSED_DIR + "/"])]
+    held = refusals.standing(paths, lambda p: git.show_blob(record.base, p))
+    night.allow = refusals.allow_unless_refused(held) if held else None
     try:
         night.open_tip(tip)
         if earlier is not None:
@@ -365,17 +396,18 @@ def resume(
         record.head = tip
         earlier = _earlier_results(git, record, done)
         todo = [p for p in record.phases if p not in done or p == "report"]
-        results = _walk(
-            corpus,
-            record,
-            index,
-            prepared=prepared,
-            todo=todo,
-            registry=registry,
-            llm=caller,
-            show=show,
-            earlier=earlier,
-        )
+        with replay.recording(caller, folder):
+            results = _walk(
+                corpus,
+                record,
+                index,
+                prepared=prepared,
+                todo=todo,
+                registry=registry,
+                llm=caller,
+                show=show,
+                earlier=earlier,
+            )
         return _finish(corpus, record, results, started, caller)
 
 

@@ -19,7 +19,7 @@ short is finished or undone by the next sleep command or `doctor --fix`
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import (
@@ -27,6 +27,7 @@ from memhtml.contracts.errors import (
     DiscriminationFailedError,
     GitError,
     InvalidMemoryError,
+    UnknownChangeError,
     WriteConflictError,
 )
 from memhtml.sleep import ledger, runs
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from memhtml.eval.gate import GateReport
     from memhtml.ops.corpus import Corpus
     from memhtml.sleep.gate import CorpusGateReport
+    from memhtml.sleep.night import Registry
+    from memhtml.sleep.rebuild import Rebuilt
     from memhtml.sleep.runindex import RunIndex
     from memhtml.store.git import Git
 
@@ -100,15 +103,20 @@ def branch_index(corpus: Corpus, run_id: str, tip: str, reader: BlobReader) -> R
 
 
 def branch_gate(
-    corpus: Corpus, record: runs.RunRecord, tip: str, reader: BlobReader
+    corpus: Corpus,
+    record: runs.RunRecord,
+    tip: str,
+    reader: BlobReader,
+    given: RunIndex | None = None,
 ) -> CorpusGateReport:
-    """The corpus gate's verdict over the run's branch tip (it refuses nothing itself)."""
+    """The corpus gate's verdict over `tip` (it refuses nothing itself), on `given` (an
+    index already at `tip`: a rebuilt night's) or the run's own index caught up."""
     from memhtml.contracts.paths import is_archived_path
     from memhtml.index.indexer import PREFIXES
     from memhtml.sleep.gate import corpus_gate
     from memhtml.sleep.runindex import BranchCorpus
 
-    index = branch_index(corpus, record.run_id, tip, reader)
+    index = given if given is not None else branch_index(corpus, record.run_id, tip, reader)
     try:
         diff = corpus.git.diff(record.base, tip)
         touched = {p for d in diff for p in (d.path, d.old_path) if p}
@@ -120,7 +128,8 @@ def branch_gate(
         base_paths = {e.path for e in corpus.git.ls_tree(record.base, PREFIXES)}
         return corpus_gate(corpus, BranchCorpus(corpus, index), base_paths, touched, moved)
     finally:
-        index.close()
+        if given is None:
+            index.close()
 
 
 def run_gates(
@@ -129,6 +138,8 @@ def run_gates(
     tip: str,
     reader: BlobReader,
     fixture_gate: FixtureGate | None,
+    *,
+    index: RunIndex | None = None,
 ) -> dict[str, Any]:
     """Both gates; DiscriminationFailedError (with the evidence) when either refuses."""
     fixture = (fixture_gate or _fixture_gate)()
@@ -140,7 +151,7 @@ def run_gates(
             suggestions=["memhtml eval discriminate --mode fake"],
             details={"gate": data},
         )
-    report = branch_gate(corpus, record, tip, reader)
+    report = branch_gate(corpus, record, tip, reader, index)
     data["corpus"] = report.to_data()
     if not report.passed:
         first = report.regressions[0]
@@ -188,15 +199,28 @@ def result_commit(corpus: Corpus, record: runs.RunRecord, tip: str, head: str) -
     return commit_tree(git, tree, [head, tip], message), "merge"
 
 
-def _land(corpus: Corpus, record: runs.RunRecord, head: str, target: str, mode: str) -> None:
+def _land(
+    corpus: Corpus,
+    record: runs.RunRecord,
+    head: str,
+    target: str,
+    mode: str,
+    *,
+    rebuilt: Rebuilt | None = None,
+    reviewed: str | None = None,
+) -> None:
     """Move main to `target` in one step (memhtml.store.land), the run record saying
     `merging` meanwhile so whoever comes next can finish or undo what a kill cut short."""
     import os
 
     from memhtml.store.land import land
 
-    prior = record.status
+    prior = (record.status, record.head, record.refused, record.left_out, record.reviewed_head)
     record.status, record.merge_commit, record.merge_from = "merging", target, head
+    if rebuilt is not None:
+        record.head, record.reviewed_head = rebuilt.tip, reviewed
+        record.refused = [c.id for c in rebuilt.refused]
+        record.left_out = list(rebuilt.left_out)
     record.pid = os.getpid()
     runs.save_record(corpus.root, record)
     subject = (
@@ -208,7 +232,9 @@ def _land(corpus: Corpus, record: runs.RunRecord, head: str, target: str, mode: 
         land(corpus.git, corpus.root, head, target, subject)
     except BaseException:
         if corpus.git.head() == head:  # it did not land: the run waits for review as before
-            record.status, record.merge_commit, record.merge_from = prior, None, None
+            record.status, record.head, record.refused, record.left_out = prior[:4]
+            record.reviewed_head = prior[4]
+            record.merge_commit, record.merge_from = None, None
             record.pid = None
             runs.save_record(corpus.root, record)
         raise
@@ -234,6 +260,12 @@ def _finish(corpus: Corpus, record: runs.RunRecord, ledger_at: str) -> tuple[Any
     record.merge_from = None
     record.pid = None
     runs.save_record(corpus.root, record)
+    # What landed is in main's history and the record keeps the base and the tips: the
+    # branch, a rebuild's ref and the scratch go (`git branch` lists waiting nights only).
+    runs.delete_branch(git, record.run_id)
+    from memhtml.sleep.rebuild import FOLDER, REF_PREFIX, discard
+
+    discard(git, REF_PREFIX + record.run_id, runs.scratch_dir(corpus.root, record.run_id) / FOLDER)
     runs.drop_run_index(corpus.root, record.run_id)
     return index, applied, new_head
 
@@ -279,63 +311,134 @@ def settle_merges(corpus: Corpus) -> list[dict[str, Any]]:
     return settled
 
 
+class StaleReviewError(WriteConflictError):
+    """The branch moved since the review it is merged from was served (ERR_WRITE_CONFLICT)."""
+
+
+def _check_target(corpus: Corpus, record: runs.RunRecord, run_id: str) -> None:
+    """HEAD on the branch the run was taken from, and a clean tree (the caller holds the
+    repository lock)."""
+    git = corpus.git
+    current = current_branch(git)
+    target = record.target or current
+    if current is None or current != target:
+        raise GitError(
+            f"HEAD is on {current or 'a detached commit'}; sleep/{run_id} merges into {target}",
+            suggestions=[f"git checkout {(target or 'main').removeprefix('refs/heads/')}"],
+        )
+    dirty = sorted({e.path for e in git.status(())})
+    if dirty:
+        raise DirtyTreeError(
+            f"the working tree has {len(dirty)} uncommitted change(s); merge needs a clean tree",
+            suggestions=["commit or discard them: git status"],
+            details={"paths": dirty[:MAX_LISTED]},
+        )
+
+
 def merge(
     corpus: Corpus,
     run_id: str,
     *,
     skip_gate: bool = False,
     fixture_gate: FixtureGate | None = None,
+    refuse: str | Sequence[str] | None = None,
+    expect_tip: str | None = None,
+    registry: Registry | None = None,
+    progress: bool = False,
 ) -> dict[str, Any]:
     """Gate, move main in one step, apply the ledger, update the index: the `sleep.merge`
-    payload."""
+    payload.
+
+    `refuse` names changes (`sleep review` ids) to leave out: the night is rebuilt from
+    its base without them (memhtml.sleep.rebuild), changes resting on them are left out
+    too and reported, the gates run on the rebuilt night, and each refusal is committed
+    with it as a standing dismissal. `expect_tip` (the review page's) refuses a branch
+    that moved since.
+    """
+    from memhtml.sleep.rebuild import changes_at, check_refused, rebuild, split_ids
+
     git = corpus.git
+    wanted = split_ids(refuse)
     with runs.sleep_lock(corpus.root):
         settle_merges(corpus)
         record, tip = runs.find_run(git, corpus.root, run_id)
-        with corpus.lock.hold():
-            corpus.recover()
-            current = current_branch(git)
-            target = record.target or current
-            if current is None or current != target:
-                raise GitError(
-                    f"HEAD is on {current or 'a detached commit'}; sleep/{run_id} merges into"
-                    f" {target}",
-                    suggestions=[f"git checkout {(target or 'main').removeprefix('refs/heads/')}"],
+        if expect_tip is not None and expect_tip != tip:
+            raise StaleReviewError(
+                f"sleep/{run_id} moved since this review was made ({expect_tip[:12]} ->"
+                f" {tip[:12]}); main unchanged",
+                suggestions=[f"memhtml sleep review {run_id}  (review what the branch holds now)"],
+                details={"expected": expect_tip, "tip": tip},
+            )
+        rebuilt: Rebuilt | None = None
+        if wanted:
+            if record.status == "merged":
+                raise UnknownChangeError(
+                    f"sleep run {run_id} is merged already; there is nothing left to refuse",
+                    suggestions=["memhtml sleep lift ID  (lifts a standing refusal)"],
+                    details={"run_id": run_id, "ids": wanted},
                 )
-            dirty = sorted({e.path for e in git.status(())})
-            if dirty:
-                raise DirtyTreeError(
-                    f"the working tree has {len(dirty)} uncommitted change(s); merge needs a"
-                    " clean tree",
-                    suggestions=["commit or discard them: git status"],
-                    details={"paths": dirty[:MAX_LISTED]},
-                )
-            head = git.head()
-            assert head is not None
-            gate: dict[str, Any] = {"skipped": True}
-            with BlobReader(git) as reader:
-                if git.is_ancestor(tip, head):
-                    mode = "already-merged"
-                else:
-                    if not git.is_ancestor(record.base, tip):
-                        raise GitError(
-                            f"sleep/{run_id} no longer descends from its base {record.base[:12]}"
-                            " (rewritten by hand); main unchanged"
-                        )
-                    problems = validate_branch(git, reader, record.base, tip)
+            refused = check_refused(corpus, run_id, changes_at(git, tip, run_id), wanted)
+            with corpus.lock.hold():  # before the rebuild: refuse what would refuse it anyway
+                corpus.recover()
+                _check_target(corpus, record, run_id)
+            original = changes_at(git, tip, run_id)
+            rebuilt = rebuild(
+                corpus, record, original, refused, registry=registry, progress=progress
+            )
+        try:
+            result = _gate_and_land(
+                corpus, record, tip, skip_gate=skip_gate, fixture_gate=fixture_gate, rebuilt=rebuilt
+            )
+        finally:
+            if rebuilt is not None:
+                rebuilt.close(git)
+    return result
+
+
+def _gate_and_land(
+    corpus: Corpus,
+    record: runs.RunRecord,
+    tip: str,
+    *,
+    skip_gate: bool,
+    fixture_gate: FixtureGate | None,
+    rebuilt: Rebuilt | None,
+) -> dict[str, Any]:
+    git = corpus.git
+    run_id = record.run_id
+    landing = rebuilt.tip if rebuilt is not None else tip
+    with corpus.lock.hold():
+        corpus.recover()
+        _check_target(corpus, record, run_id)
+        head = git.head()
+        assert head is not None
+        gate: dict[str, Any] = {"skipped": True}
+        with BlobReader(git) as reader:
+            if git.is_ancestor(landing, head):
+                mode = "already-merged"
+            else:
+                if not git.is_ancestor(record.base, tip):
+                    raise GitError(
+                        f"sleep/{run_id} no longer descends from its base {record.base[:12]}"
+                        " (rewritten by hand); main unchanged"
+                    )
+                problems = validate_branch(git, reader, record.base, landing)
+                if problems:
+                    raise _broken(run_id, problems)
+                _read_ledger(git, landing, run_id)  # a torn ledger is refused before main moves
+                if not skip_gate:
+                    index = rebuilt.index if rebuilt is not None else None
+                    gate = run_gates(corpus, record, landing, reader, fixture_gate, index=index)
+                commit, mode = result_commit(corpus, record, landing, head)
+                if mode == "merge":  # what the merge drivers made must parse too
+                    problems = validate_merged(git, reader, head, landing, commit)
                     if problems:
                         raise _broken(run_id, problems)
-                    _read_ledger(git, tip, run_id)  # a torn ledger is refused before main moves
-                    if not skip_gate:
-                        gate = run_gates(corpus, record, tip, reader, fixture_gate)
-                    landing, mode = result_commit(corpus, record, tip, head)
-                    if mode == "merge":  # what the merge drivers made must parse too
-                        problems = validate_merged(git, reader, head, tip, landing)
-                        if problems:
-                            raise _broken(run_id, problems)
-                    _land(corpus, record, head, landing, mode)
-            index, applied, new_head = _finish(corpus, record, tip)
-    return {
+                _land(corpus, record, head, commit, mode, rebuilt=rebuilt, reviewed=tip)
+        if rebuilt is not None and mode != "already-merged":
+            record.results = [dict(r) for r in rebuilt.results]
+        index, applied, new_head = _finish(corpus, record, landing)
+    out: dict[str, Any] = {
         "run_id": run_id,
         "branch": record.branch,
         "merged": True,
@@ -348,7 +451,20 @@ def merge(
         "marks_pending": applied.pending,
         "ledger": applied.to_data(),
         "index": index.to_data() if index is not None else None,
+        "refused": [],
+        "left_out": [],
+        "rebuilt": rebuilt is not None,
     }
+    if rebuilt is not None:
+        out["refused"] = [
+            {"id": c.id, "phase": c.phase, "kind": c.kind, "summary": c.summary}
+            for c in rebuilt.refused
+        ]
+        out["left_out"] = rebuilt.left_out
+        out["landed_changes"] = len(rebuilt.landed)
+        out["reviewed_head"] = tip
+        out["replayed"] = rebuilt.replayed
+    return out
 
 
 def _broken(run_id: str, problems: list[dict[str, Any]]) -> InvalidMemoryError:

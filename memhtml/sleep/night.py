@@ -7,9 +7,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import InvalidMemoryError, MemhtmlError
+from memhtml.sleep import changes as change_log
 from memhtml.sleep import ledger, runs
 from memhtml.sleep.commits import (
     commit_message,
@@ -74,6 +76,10 @@ class Night:
         llm: ModelCaller | None,
         progress: bool,
         loader: Loader,
+        allow: change_log.Allow | None = None,
+        ref: str | None = None,
+        folder: Path | None = None,
+        persist: bool = True,
     ) -> None:
         self.corpus = corpus
         self.record = record
@@ -87,9 +93,24 @@ class Night:
         self.tree: CommitTree | None = None
         self.tip = record.base
         self.budget = record.max_llm_calls
+        # A night commits on its branch; a merge that refuses changes rebuilds the night on a
+        # ref and in a folder of its own (memhtml.sleep.rebuild), and never saves the record.
+        self.ref = ref or runs.ref_of(record.run_id)
+        self.persist = persist
         self.writer = BranchWriter(
-            corpus.git, runs.ref_of(record.run_id), runs.scratch_dir(corpus.root, record.run_id)
+            corpus.git, self.ref, folder or runs.scratch_dir(corpus.root, record.run_id)
         )
+        # Which decisions may be made (None: all; a person's standing refusals say no), the
+        # night's created and moved paths by change (what a later change depends on), the
+        # vetoes of phases that committed nothing (the report's commit carries them), and
+        # files the report's commit adds (a refusing merge's standing refusals).
+        self.allow = allow
+        self.outputs: dict[str, str] | None = None
+        self.pending_vetoes: list[change_log.Veto] = []
+        self.report_files: dict[str, bytes] = {}
+        self.refusals: dict[str, Any] | None = None
+        # Called once before the report phase runs (a rebuild learns what it left out there).
+        self.before_report: Callable[[list[dict[str, Any]]], None] | None = None
         self.prepared: dict[str, int] = {}
         self.embedder: Embedder | None = None
         self.commit_ms = 0.0
@@ -150,6 +171,10 @@ class Night:
             ever_held=lambda p: path_ever_held(conn, p),
             inbound=lambda path: inbound_links(conn, path),
         )
+        if self.outputs is None:
+            self.outputs = change_log.outputs_of(self.committed_changes())
+        log = change_log.ChangeLog(phase_name, allow=self.allow, outputs=self.outputs)
+        log.bind(view)
         return SleepContext(
             run_id=record.run_id,
             date=record.date,
@@ -165,7 +190,24 @@ class Night:
             results=[dict(r) for r in results],
             base_sha=record.base,
             max_llm_calls=self.budget,
+            changes=log,
+            refusals=self.refusals if phase_name == "report" else None,
+            decided=self._decided() if phase_name == "report" else None,
         )
+
+    def _decided(self) -> dict[str, Any]:
+        """The night's changes and vetoes so far (the report's): the manifest at the tip and
+        the vetoes of phases that committed nothing."""
+        assert self.tree is not None
+        data = self.tree.get(runs.changes_path(self.record.run_id))
+        changes, vetoes = change_log.decode(data) if data else ([], [])
+        return {"changes": changes, "vetoes": [*vetoes, *self.pending_vetoes]}
+
+    def committed_changes(self) -> list[change_log.Change]:
+        """The changes the branch's manifest holds at the tip (a resume's earlier phases)."""
+        assert self.tree is not None
+        data = self.tree.get(runs.changes_path(self.record.run_id))
+        return change_log.decode(data)[0] if data else []
 
     def run_phase(self, name: str, results: list[dict[str, Any]]) -> dict[str, Any]:
         """Run one phase, commit what it staged; its result (never raises for a phase's fault)."""
@@ -221,6 +263,7 @@ class Night:
                 self.resync()
                 commit = self.tip if self.tip != before else None
         used = ctx.llm_calls if ctx is not None else 0
+        recorded = outcome.status == "ok" and not self.dry_run
         capped = 0
         if self.llm is not None:
             # Calls through the caller are counted by the shared budget; a phase that also
@@ -242,6 +285,8 @@ class Night:
             "llm_capped": capped,
             "marks": len(marks) if not self.dry_run else len(outcome.marks),
             "touched": touched,
+            "changes": len(ctx.changes.changes) if recorded and ctx is not None else 0,
+            "vetoed": len(ctx.changes.vetoes) if recorded and ctx is not None else 0,
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
             "commit_ms": round(self.commit_ms, 1),  # validate, commit, reproject, embed
         }
@@ -311,36 +356,63 @@ class Night:
     ) -> str | None:
         assert self.index is not None and self.tree is not None
         view = ctx.view
+        log = ctx.changes
+        log.finish({t.path: t.kind for t in outcome.touched})  # the engine's own files are no one's
+        if name == "report":
+            for path, data in self.report_files.items():
+                view.write(path, data)
         marks.extend(ledger.usage_moves(view.changes()))
         if marks:
             path = runs.ledger_path(self.record.run_id)
             held = view.read(path) if view.exists(path) else b""
             stamped = [{**m, "phase": name, "run": self.record.run_id} for m in marks]
             view.write(path, held + ledger.encode(stamped))
-        changes = view.changes()
-        if not changes:
+        vetoes = log.vetoes
+        if name == "report":
+            vetoes, self.pending_vetoes = [*self.pending_vetoes, *vetoes], []
+        if not view.changes():
+            self.pending_vetoes += vetoes  # written with the next commit (the report's)
             return None
+        if log.changes or vetoes:
+            path = runs.changes_path(self.record.run_id)
+            held = view.read(path) if view.exists(path) else b""
+            # A resume re-runs a phase that committed nothing: its vetoes are there once.
+            kept = set(held.splitlines(keepends=True))
+            lines = change_log.encode(log.changes, vetoes).splitlines(keepends=True)
+            new = b"".join(line for line in lines if line not in kept)
+            if new:
+                view.write(path, held + new)
+        changes = view.changes()
+        tree = self.tree
+        extra = log.intermediate({c.path: c.content for c in changes}, tree.entries.get)
         docs = self._check_changes(changes, ctx)
         complete_touched(outcome, changes, self.tree, self.record.run_id)
         sha: str | None = None
         for part, subset in split_parts(outcome, changes):
             own = PhaseOutcome(counts=outcome.counts, subject=part.subject, body=list(part.body))
             sha = self._land(
-                subset, commit_message(self.record.run_id, name, own, len(subset)), docs
+                subset, commit_message(self.record.run_id, name, own, len(subset)), docs, extra
             )
+            extra = []
         taken = {id(c) for _part, subset in split_parts(outcome, changes) for c in subset}
         rest = [c for c in changes if id(c) not in taken]
         if rest:
             sha = self._land(
-                rest, commit_message(self.record.run_id, name, outcome, len(rest)), docs
+                rest, commit_message(self.record.run_id, name, outcome, len(rest)), docs, extra
             )
         return sha
 
-    def _land(self, changes: Sequence[FileChange], message: str, docs: dict[bytes, Any]) -> str:
+    def _land(
+        self,
+        changes: Sequence[FileChange],
+        message: str,
+        docs: dict[bytes, Any],
+        extra: Sequence[bytes] = (),
+    ) -> str:
         """One commit on the branch tip; the run index follows it."""
         assert self.index is not None and self.tree is not None
         parent = self.tip
-        sha = self.writer.commit(parent, changes, message)
+        sha = self.writer.commit(parent, changes, message, extra_blobs=extra)
         tree = self.tree.advance(sha, self.writer.written)
         self.tip, self.tree = sha, tree
         self.record.head = sha
@@ -361,7 +433,7 @@ class Night:
             log.debug("sleep: rolling back the run index failed", exc_info=True)
         if self.dry_run:
             return
-        tip = runs.ref_sha(self.corpus.git, runs.ref_of(self.record.run_id)) or self.tip
+        tip = runs.ref_sha(self.corpus.git, self.ref) or self.tip
         if tip != self.tree.commit:
             self.open_tip(tip)
         self.record.head = tip
@@ -412,12 +484,14 @@ class Night:
             if name in earlier and name not in todo:
                 results.append(dict(earlier[name]))
                 continue
+            if name == "report" and self.before_report is not None:
+                self.before_report(results)
             self.ticker.phase(k, len(selected), name)
             with span("memhtml.sleep.phase", phase=name) as phase_span:
                 result = self.run_phase(name, results)
                 phase_span.set(status=result.get("status"))
             results.append(result)
-            if not self.dry_run:
+            if not self.dry_run and self.persist:
                 self.record.put_result(result)
                 runs.save_record(self.corpus.root, self.record)
         self.ticker.close()

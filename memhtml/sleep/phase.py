@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from memhtml.sleep.changes import ChangeLog
+
 if TYPE_CHECKING:
     from memhtml.embed.base import Embedder
     from memhtml.ops.tree import TreeView
@@ -108,6 +110,14 @@ class SleepContext:
     base_sha: str = ""  # the commit the run branched from
     max_llm_calls: int | None = None  # model calls this phase may still make (None: no cap)
     llm_calls: int = 0  # model calls this phase made: a model phase counts them here
+    # The decisions this phase makes, each proposed before it is staged (memhtml.sleep.changes);
+    # a proposal a person refused comes back None. The default allows and records everything.
+    changes: ChangeLog = field(default_factory=ChangeLog)
+    # The report phase's view of a merge that refuses changes: {"refused": [...], "left_out": [...]}
+    # (None on an ordinary night).
+    refusals: dict[str, Any] | None = None
+    # The report's view of the night's decisions: {"changes": [Change], "vetoes": [Veto]}.
+    decided: dict[str, Any] | None = None
 
 
 class Phase(Protocol):

@@ -2,12 +2,16 @@
 
 Each phase answers its own `plan(ctx)` over a read-only view of main's index
 (caught up first) and HEAD's tree: cheap counts, or `unknown` with the reason
-where counting is the work itself. Phases that would not run say why.
+where counting is the work itself. Phases that would not run say why. The
+`verdict` is `would-change` when some phase counts a change a person would review
+(its `signals` name each: `dedup-merge: near 2`), else `nothing-to-do`, with what was
+not counted listed under `unchecked` (and `refused` says when `sleep run` would
+refuse to start).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from memhtml.sleep import engine, runs
 from memhtml.sleep.phase import PHASE_ORDER
@@ -15,6 +19,61 @@ from memhtml.sleep.runindex import RunIndex, open_index
 
 if TYPE_CHECKING:
     from memhtml.ops.corpus import Corpus
+
+# The counts that are a change a person would review (the others describe the store: how
+# many were scored, active, in grace...). state-export and report follow whatever else
+# lands, so they are never a reason to run a night on their own.
+ACTIONS: Final = frozenset(
+    {
+        "exact_copies",
+        "exact",
+        "near",
+        "merged",
+        "names_normalized",
+        "alias_merges",
+        "fuzzy_merges",
+        "files_rewritten",
+        "created",
+        "linked",
+        "decayed",
+        "evicted",
+        "reprieved",
+        "expired",
+        "rewritten",
+        "dropped",
+        "regenerated",
+        "removed",
+        "typed",
+        "moved",
+        "promoted",
+        "archived_now",
+        "consolidated",
+        "canonicals",
+        "findings",
+    }
+)
+FOLLOWERS: Final = frozenset({"preflight", "state-export", "report"})
+
+
+def verdict(phases: list[dict[str, Any]], refused: str | None) -> dict[str, Any]:
+    """`would-change` with the named signals behind it, or `nothing-to-do` (saying what
+    was not counted)."""
+    signals: list[str] = []
+    unchecked: list[str] = []
+    for p in phases:
+        if p["phase"] in FOLLOWERS or not p.get("would_run"):
+            continue
+        for key, value in (p.get("counts") or {}).items():
+            if key in ACTIONS and isinstance(value, int) and value > 0:
+                signals.append(f"{p['phase']}: {key} {value}")
+        for key, why in (p.get("unknown") or {}).items():
+            unchecked.append(f"{p['phase']}: {key} ({why})")
+        if isinstance(p.get("unknown"), str):
+            unchecked.append(f"{p['phase']}: {p['unknown']}")
+    del refused  # said beside the verdict: a dirty tree changes what `sleep run` does, not
+    # what the night would do
+    word = "would-change" if signals else "nothing-to-do"
+    return {"verdict": word, "signals": signals, "unchecked": unchecked}
 
 
 def plan(
@@ -33,7 +92,14 @@ def plan(
     head = git.head()
     dirty = sorted({e.path for e in git.status((), read_only=True)})
     if head is None:
-        return {"head_sha": None, "dirty": bool(dirty), "phases": []}
+        return {
+            "verdict": "nothing-to-do",
+            "signals": [],
+            "unchecked": [],
+            "head_sha": None,
+            "dirty": bool(dirty),
+            "phases": [],
+        }
     run_date = corpus.clock()[:10]
     record = runs.RunRecord(
         run_id=runs.new_run_id(git, corpus.root, run_date, head),
@@ -65,13 +131,15 @@ def plan(
             phases.append(_plan_one(night, name, deep, llm, registry))
     finally:
         night.close()
+    refused = (
+        "the working tree is dirty: sleep run would refuse (ERR_DIRTY_TREE)" if dirty else None
+    )
     return {
+        **verdict(phases, refused),
         "head_sha": head,
         "run_id": record.run_id,
         "dirty": bool(dirty),
-        "refused": "the working tree is dirty: sleep run would refuse (ERR_DIRTY_TREE)"
-        if dirty
-        else None,
+        "refused": refused,
         "deep": deep,
         "phases": phases,
     }

@@ -91,11 +91,12 @@ def review(corpus: Corpus, run_id: str | None = None) -> dict[str, Any]:
         phase_touched[result["phase"]] = {t["path"]: t for t in result.get("touched") or []}
     per_commit: list[dict[str, Any]] = []
     files: dict[str, dict[str, Any]] = {}
-    ledger_file = runs.ledger_path(run_id)  # the run's bookkeeping, not a file it curated
+    # the run's bookkeeping, not files it curated
+    bookkeeping = {runs.ledger_path(run_id), runs.changes_path(run_id)}
     with BlobReader(git) as reader:
         for entry, phase in commits:
             parent = entry.parents[0] if entry.parents else record.base
-            diff = [d for d in git.diff(parent, entry.sha) if d.path != ledger_file]
+            diff = [d for d in git.diff(parent, entry.sha) if d.path not in bookkeeping]
             items = classify(git, reader, parent, entry.sha, diff)
             own = phase_touched.get(phase or "", {})
             for item in items:
@@ -140,6 +141,7 @@ def review(corpus: Corpus, run_id: str | None = None) -> dict[str, Any]:
             }
         )
     stat = git.text("diff", "--shortstat", record.base, tip) if tip != record.base else ""
+    decided = decisions(corpus, record, tip)
     return {
         "run_id": run_id,
         "branch": record.branch,
@@ -153,6 +155,31 @@ def review(corpus: Corpus, run_id: str | None = None) -> dict[str, Any]:
         "commits": len(per_commit),
         "diff_stat": stat,
         "report_path": runs.report_path(run_id),
+        **decided,
+    }
+
+
+def decisions(corpus: Corpus, record: runs.RunRecord, tip: str) -> dict[str, Any]:
+    """The run's changes (with their diffs and reasons), what it vetoed, what a merge
+    refused and left out, and the refusals standing on the current branch."""
+    from memhtml.sleep.changes import decode
+    from memhtml.sleep.changeview import change_views, veto_summary, veto_views
+    from memhtml.sleep.refusals import at_head
+
+    git = corpus.git
+    data = git.show_blob(tip, runs.changes_path(record.run_id))
+    changes, vetoes = decode(data) if data else ([], [])
+    with BlobReader(git) as reader:
+        views = change_views(reader, changes)
+    vetoed = veto_views(vetoes)
+    standing = sorted(at_head(corpus).values(), key=lambda r: str(r.get("refused_at") or ""))
+    return {
+        "changes": views,
+        "vetoed": vetoed,
+        "vetoes_by_guard": veto_summary(vetoed),
+        "refused": list(record.refused),
+        "left_out": list(record.left_out),
+        "standing_refusals": standing,
     }
 
 

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 INDEX_COPY: Final = "index.db"
 STATE_COPY: Final = "state.db"
+BASE_STATE: Final = "state.base.db"  # the state plane as the night found it
 
 
 def _cosine_distance_blobs(a: bytes | None, b: bytes | None) -> float | None:
@@ -175,6 +176,28 @@ class RunIndex:
         conn = open_index(target, folder / STATE_COPY, state_read_only=False)
         # The copy is the tree at main's HEAD: nothing of the working tree belongs in it.
         conn.execute("DELETE FROM worktree_overlay")
+        return cls(corpus, folder, conn)
+
+    def keep_base_state(self) -> None:
+        """Keep the state plane as the night found it (`state.base.db`, beside the run's own
+        copy, which the night changes as usage follows its moves): a merge that refuses
+        changes rebuilds the night from exactly this."""
+        _backup(self.conn, "state", self.folder / BASE_STATE)
+
+    @classmethod
+    def copy_base(cls, corpus: Corpus, folder: Path, base_state: Path | None) -> RunIndex:
+        """A fresh copy of main's index (the caller holds the repository lock and caught it
+        up) with `base_state` as its state plane when given (else main's, as it is now)."""
+        index = cls.copy_main(corpus, folder)
+        if base_state is None or not base_state.is_file():
+            return index
+        index.conn.close()
+        source = sqlite3.connect(str(base_state))
+        try:
+            _backup(source, "main", folder / STATE_COPY)
+        finally:
+            source.close()
+        conn = open_index(folder / INDEX_COPY, folder / STATE_COPY, state_read_only=False)
         return cls(corpus, folder, conn)
 
     @classmethod

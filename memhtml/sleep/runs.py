@@ -99,6 +99,11 @@ def ledger_path(run_id: str) -> str:
     return f"{SLEEP_DIR}/{run_id}.pending.jsonl"
 
 
+def changes_path(run_id: str) -> str:
+    """The committed manifest of the run's changes and vetoes (memhtml.sleep.changes)."""
+    return f"{SLEEP_DIR}/{run_id}.changes.jsonl"
+
+
 def scratch_root(root: Path) -> Path:
     """Where runs keep what is not committed (inside .git)."""
     return root / ".git" / SCRATCH_DIR
@@ -137,7 +142,7 @@ def new_run_id(git: Git, root: Path, run_date: str, head: str | None) -> str:
     for ordinal in range(1, MAX_ORDINAL + 1):
         run_id = run_date if ordinal == 1 else f"{run_date}-{ordinal}"
         taken = ref_of(run_id) in branches or bool(
-            {report_path(run_id), ledger_path(run_id)} & committed
+            {report_path(run_id), ledger_path(run_id), changes_path(run_id)} & committed
         )
         if not taken:
             return run_id
@@ -167,6 +172,11 @@ class RunRecord:
     reconstructed: bool = False
     error: str | None = None  # what stopped the night outside any phase
     merge_from: str | None = None  # main's commit a merge in flight started from
+    # A merge that refused changes: their ids, what it left out with them (and why), and
+    # the branch tip that was reviewed (`head` is then the rebuilt night that landed).
+    refused: list[str] = field(default_factory=list)
+    left_out: list[dict[str, Any]] = field(default_factory=list)
+    reviewed_head: str | None = None
 
     @property
     def branch(self) -> str:
@@ -260,6 +270,14 @@ def find_run(git: Git, root: Path, run_id: str) -> tuple[RunRecord, str]:
     check_run_id(run_id)
     tip = ref_sha(git, ref_of(run_id))
     record = load_record(root, run_id)
+    if (
+        tip is None
+        and record is not None
+        and record.status == "merged"
+        and record.head
+        and git.resolve_commit(record.head) is not None
+    ):
+        return record, record.head  # a merged run's branch is deleted; main holds what landed
     if tip is None:
         raise RunNotFoundError(
             f"no sleep run {run_id} (no branch {branch_of(run_id)})",
@@ -277,6 +295,16 @@ def completed_phases(git: Git, record: RunRecord, tip: str) -> dict[str, str]:
         if phase is not None:
             done[phase] = entry.sha
     return done
+
+
+def delete_branch(git: Git, run_id: str) -> bool:
+    """Delete `sleep/<run-id>` (a merged run's: its commits are in main's history, the
+    record keeps its base and tips); False when there is none."""
+    tip = ref_sha(git, ref_of(run_id))
+    if tip is None:
+        return False
+    git.run("update-ref", "-d", ref_of(run_id), tip, check=False)
+    return ref_sha(git, ref_of(run_id)) is None
 
 
 def discard_stale_scratch(root: Path, git: Git, run_id: str) -> None:

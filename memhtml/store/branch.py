@@ -317,24 +317,28 @@ class BranchWriter:
         self.git.run("fast-import", "--quiet", "--done", stdin=fast_import_stream(contents))
         return [blob_sha(data) for data in contents]
 
-    def commit(self, parent: str, changes: Sequence[FileChange], message: str) -> str:
+    def commit(
+        self,
+        parent: str,
+        changes: Sequence[FileChange],
+        message: str,
+        *,
+        extra_blobs: Sequence[bytes] = (),
+    ) -> str:
         """Commit `changes` on top of `parent` and move the ref from `parent` to the new commit.
 
         A change's `moved_from` is removed and its `path` written (with its
         content, or the source's blob when the content is None). The ref moves
         by compare-and-swap: a ref moved by anyone else is a WriteConflictError.
+        `extra_blobs` go into the object store in the same stream (no tree names them:
+        sleep's record of a file's state between two decisions of one phase).
         """
         if not changes:
             raise GitError("nothing to commit")
         self._seed(parent)
         stored = [c for c in changes if c.content is not None]
-        shas = dict(
-            zip(
-                [c.path for c in stored],
-                self._write_blobs([c.content or b"" for c in stored]),
-                strict=True,
-            )
-        )
+        written_shas = self._write_blobs([*(c.content or b"" for c in stored), *extra_blobs])
+        shas = dict(zip([c.path for c in stored], written_shas[: len(stored)], strict=True))
         written: dict[str, str | None] = {}
         moved_blobs = self._moved_sources(parent, changes, shas)
         for change in changes:

@@ -7,6 +7,7 @@ from typing import Final
 from memhtml.surface.spec import Command, Param
 
 H = "memhtml.cli.handlers.sleep"
+MAX_REFUSED: Final = 1000  # change ids one merge may refuse
 _RUN_ID = Param("run_id", "the run id (YYYY-MM-DD or YYYY-MM-DD-N)", positional=True, required=True)
 _LLM = Param(
     "llm",
@@ -97,13 +98,37 @@ SLEEP_COMMANDS: Final[tuple[Command, ...]] = (
     ),
     Command(
         "sleep review",
-        "Every file a run touched, classified (merged, archived, rewritten, created, moved),"
-        " per phase.",
+        "A run's changes, each with its id, diff and reason; what it vetoed; standing refusals.",
         "sleep.review",
         f"{H}:review",
-        params=(Param("run_id", "the run id (default: the latest run)", positional=True),),
-        errors=("ERR_PATH_NOT_FOUND",),
-        examples=("memhtml sleep review", "memhtml sleep review 2026-08-02"),
+        params=(
+            Param("run_id", "the run id (default: the latest run)", positional=True),
+            Param(
+                "serve",
+                "serve the review page on 127.0.0.1 (a free port, a secret token in the URL):"
+                " refuse changes with checkboxes and merge with one button; runs until Ctrl-C",
+                type="bool",
+                default=False,
+            ),
+            Param(
+                "html",
+                "write the review page, read-only, as one self-contained file",
+                metavar="FILE",
+            ),
+        ),
+        errors=("ERR_PATH_NOT_FOUND", "ERR_STORAGE"),
+        examples=(
+            "memhtml sleep review",
+            "memhtml sleep review 2026-08-02",
+            "memhtml sleep review 2026-08-02 --serve",
+            "memhtml sleep review 2026-08-02 --html review.html",
+        ),
+        details=(
+            "Each change has an id stable across reviews, resumes and later nights; `sleep"
+            " merge RUN --refuse ID` leaves it out. The page served by --serve answers only"
+            " requests carrying its token, from 127.0.0.1, naming its own host; its merge"
+            " refuses a branch that moved since the page was made (ERR_WRITE_CONFLICT)."
+        ),
     ),
     Command(
         "sleep merge",
@@ -118,9 +143,18 @@ SLEEP_COMMANDS: Final[tuple[Command, ...]] = (
                 type="bool",
                 default=False,
             ),
+            Param(
+                "refuse",
+                "leave these changes out (ids from `sleep review`, comma-separated or repeated);"
+                " each stands as a refusal later nights respect",
+                multiple=True,
+                max_count=MAX_REFUSED,
+                metavar="ID[,ID...]",
+            ),
         ),
         errors=(
             "ERR_PATH_NOT_FOUND",
+            "ERR_UNKNOWN_CHANGE",
             "ERR_DIRTY_TREE",
             "ERR_INVALID_MEMORY",
             "ERR_DISCRIMINATION_FAILED",
@@ -128,7 +162,10 @@ SLEEP_COMMANDS: Final[tuple[Command, ...]] = (
             "ERR_GIT",
             "ERR_STORAGE",
         ),
-        examples=("memhtml sleep merge 2026-08-02",),
+        examples=(
+            "memhtml sleep merge 2026-08-02",
+            "memhtml sleep merge 2026-08-02 --refuse c3f2a9b1c0d4e,c81d07a55e2b1",
+        ),
         details=(
             "Refused, with main unchanged: a run id with no branch, a dirty tree, a branch whose"
             " changed files no longer parse, and a gate regression (the fixture gate in fake"
@@ -138,8 +175,31 @@ SLEEP_COMMANDS: Final[tuple[Command, ...]] = (
             " or a merge commit made with the merge driver when main moved and the merge is"
             " clean) and lands in one step: a merge stopped midway leaves main unchanged or"
             " merged, and the next command or `doctor --fix` settles it. Then applies the"
-            " ledger (marks_applied, marks_pending) and updates the index."
+            " ledger (marks_applied, marks_pending) and updates the index. With --refuse the"
+            " night is rebuilt from its base without those changes (the model is not asked"
+            " again: its answers are replayed), a change that rested on one is left out too"
+            " and listed in left_out with why, the gates run on the rebuilt night, main moves"
+            " once, and each refusal is committed as .memhtml/sleep/refused/<id>.json: later"
+            " nights do not propose it again until its inputs change (`sleep lift` lifts it)."
+            " The merged branch is deleted; the run record keeps its base and tips."
         ),
+    ),
+    Command(
+        "sleep lift",
+        "Lift standing refusals: later nights may propose those changes again.",
+        "sleep.lift",
+        f"{H}:lift",
+        params=(
+            Param(
+                "ids",
+                "the refused change ids (comma-separated), as `sleep review` lists them",
+                positional=True,
+                required=True,
+                metavar="ID[,ID...]",
+            ),
+        ),
+        errors=("ERR_UNKNOWN_CHANGE", "ERR_WRITE_CONFLICT"),
+        examples=("memhtml sleep lift c3f2a9b1c0d4e",),
     ),
     Command(
         "sleep status",

@@ -98,6 +98,7 @@ SAMPLES: dict[str, list[str]] = {
     "sleep merge": ["sleep", "merge", "2026-02-01"],
     "sleep status": ["sleep", "status"],
     "sleep plan": ["sleep", "plan"],
+    "sleep lift": ["sleep", "lift", "c0123456789ab"],
     "task add": ["task", "add", "--title", "Ship it", "--due", "2026-03-01", "--tag", "release"],
     "task status": ["task", "status", "areas/inbox/tasks/sample-task.html", "doing"],
     "task list": ["task", "list", "--include-done", "--limit", "5"],
@@ -123,6 +124,21 @@ SAMPLES: dict[str, list[str]] = {
 HOME_ISOLATED = ("integrations ", "hook")
 # Commands whose stdout is another program's protocol, never an envelope.
 RAW_OUTPUT = {"hook"}
+
+
+def prepare(command: str, seeded: dict[str, str]) -> None:
+    """What a sample needs on disk that no command makes: `sleep lift` a standing refusal,
+    committed as a refusing merge commits it."""
+    if command != "sleep lift":
+        return
+    repo = Path(seeded["repo"])
+    held = repo / ".memhtml" / "sleep" / "refused" / "c0123456789ab.json"
+    held.parent.mkdir(parents=True, exist_ok=True)
+    held.write_text('{"id": "c0123456789ab", "summary": "fold a into b"}\n')
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "refuse"], cwd=repo, check=True)
+
+
 # Commands whose sample needs something done first (a run to resume, review or merge).
 SETUP: dict[str, list[str]] = {
     "sleep resume": ["sleep", "run", "--date", "2026-02-01"],
@@ -150,6 +166,7 @@ def test_every_command_answers_one_valid_envelope(
         return
     if command in SETUP:
         assert call(*[a.format(**seeded) for a in SETUP[command]])[0] == 0
+    prepare(command, seeded)
     if command == "serve mcp":  # a server: give it a closed stdin so it stops at once
         proc = subprocess.run(
             [sys.executable, "-m", "memhtml.cli", *argv],

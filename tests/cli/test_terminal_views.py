@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from memhtml.surface.table import COMMANDS
 from tests.cli.conftest import run_on_pty
-from tests.cli.test_contract import HOME_ISOLATED, SAMPLES, SETUP, call, seeded
+from tests.cli.test_contract import HOME_ISOLATED, SAMPLES, SETUP, call, prepare, seeded
 
 __all__ = ["seeded"]
 
@@ -27,8 +27,6 @@ MACHINE_OUTPUT = {
     "serve mcp": "stdout is the MCP protocol",
     "hook": "stdout is the coding agent's hook protocol",
 }
-# Terminal views another change owns (issue 30 reworks the sleep commands' output).
-ELSEWHERE = {"sleep resume", "sleep merge", "sleep status"}
 
 
 def _is_json(text: str) -> bool:
@@ -45,8 +43,6 @@ def test_every_command_prints_text_on_a_terminal(
 ) -> None:
     if command in MACHINE_OUTPUT:
         pytest.skip(MACHINE_OUTPUT[command])
-    if command in ELSEWHERE:
-        pytest.xfail("its terminal view is issue 30's")
     argv = [a.format(**seeded) for a in SAMPLES[command]]
     if command.startswith(HOME_ISOLATED):
         monkeypatch.setenv("HOME", str(tmp_path / "home"))
@@ -54,6 +50,7 @@ def test_every_command_prints_text_on_a_terminal(
         (tmp_path / "home").mkdir()
     if command in SETUP:
         assert call(*[a.format(**seeded) for a in SETUP[command]])[0] == 0
+    prepare(command, seeded)
     code, text = run_on_pty(argv)
     assert code == 0, text
     assert text.strip(), "a terminal view prints something"

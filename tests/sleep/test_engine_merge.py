@@ -242,7 +242,7 @@ def test_the_report_is_served_as_an_mcp_resource(corpus: Any, seeded: dict[str, 
     before = read_resource(lambda: corpus, uri)
     assert before.mime_type == "text/html" and f"Sleep run {DATE}" in before.text
     _merge(corpus)
-    git(corpus.root, "branch", "-D", f"sleep/{DATE}")
+    assert git(corpus.root, "branch", "--list", f"sleep/{DATE}") == ""  # the merge deleted it
     assert read_resource(lambda: corpus, uri).text == before.text
     with pytest.raises(PathNotFoundError):
         read_resource(lambda: corpus, "memhtml://sleep/2020-01-01")

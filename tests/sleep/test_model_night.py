@@ -54,6 +54,20 @@ def test_a_scripted_night_types_edges_writes_an_arc_folds_and_opens_tasks(
         for name in MODEL_PHASES:
             assert by_phase[name]["commit_sha"] == phases[name]["commit_sha"], name
             assert by_phase[name]["files"], name
+        # the arc is one change: the arc file and its members' part_of links, with the
+        # model's rationale and what it cited
+        (arc_change,) = [c for c in seen["changes"] if c["kind"] == "arc"]
+        assert "areas/arcs/check-before-changing-prod.html" in {
+            f["path"] for f in arc_change["files"]
+        }
+        assert arc_change["reason"]["cited"] and arc_change["reason"]["claim"]
+        # a typed edge is a change with the model's judgement as its reason
+        edges = [c for c in seen["changes"] if c["kind"] == "edge"]
+        assert len(edges) == edge["counts"]["typed"]
+        assert all(c["reason"]["model"] and float(c["reason"]["confidence"]) >= 0.7 for c in edges)
+        assert all(
+            any(ln.startswith("+link ") for f in c["files"] for ln in f["diff"]) for c in edges
+        )
 
         merged = merge(corpus, night["run_id"])
         assert merged["merged"] is True, merged.get("refusal")
@@ -76,3 +90,22 @@ def test_the_call_budget_holds_across_the_night(fixture_root: Path) -> None:
         assert later
         for p in later:
             assert p["status"] == "skipped" or p["llm_capped"] or "budget" in (p["detail"] or "")
+
+
+def test_refusing_the_arc_of_a_model_night_replays_the_model_and_lands_the_rest(
+    fixture_root: Path,
+) -> None:
+    with memhtml.open(fixture_root, embedder="fake") as corpus:
+        model = caller(SCRIPT)
+        night = engine.run(corpus, progress=False, llm=model)
+        asked = model.answered
+        seen = review(corpus, night["run_id"])
+        (arc,) = [c for c in seen["changes"] if c["kind"] == "arc"]
+        edges = {c["id"] for c in seen["changes"] if c["kind"] == "edge"}
+        out = merge(corpus, night["run_id"], refuse=arc["id"])
+        assert model.answered == asked  # the merge asked the model nothing
+        assert out["replayed"]["asked"] > 0
+        assert not (fixture_root / "areas/arcs/check-before-changing-prod.html").exists()
+        landed = {c["id"] for c in review(corpus, night["run_id"])["changes"]}
+        assert arc["id"] not in landed and edges <= landed  # the typed edges landed
+        assert out["gate"]["corpus"]["passed"]

@@ -80,6 +80,8 @@ def test_each_accepted_memory_is_its_own_commit_and_merged_sessions_are_not_rere
     doc = doc_of(traced, path)
     assert doc.author == "agent:sleep" and "trace-consolidation" in doc.tags
     assert doc.session_id and "nobody ever said" not in doc.body_text
+    # the memory keeps the session's own words that back it, verbatim
+    assert doc.body_text.count(f"Said in session {doc.session_id}:") == 2
     again = engine.run(
         traced, date="2027-01-02", phases="trace-consolidation", llm=caller(distil), progress=False
     )

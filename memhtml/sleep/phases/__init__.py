@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from memhtml.sleep.phase import PHASE_ORDER
 
 if TYPE_CHECKING:
+    from memhtml.sleep.night import Registry
     from memhtml.sleep.phase import Phase
 
 
@@ -27,3 +28,13 @@ def load(phase: str) -> Phase:
 def all_phases() -> list[Phase]:
     """Every phase, in the run order."""
     return [load(name) for name in PHASE_ORDER]
+
+
+def load_phase(name: str, registry: Registry | None) -> Phase | None:
+    """The phase object (a registry entry first), or None when its module is not installed."""
+    if registry is not None and name in registry:
+        return registry[name]
+    try:
+        return load(name)
+    except (ImportError, AttributeError):
+        return None

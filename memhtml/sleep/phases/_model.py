@@ -57,16 +57,29 @@ def one_sentence(text: str, *, limit: int = CLAIM_MAX) -> bool:
 
 
 def clean_title(text: str, *, limit: int = TITLE_MAX) -> str:
-    """A title on one line, trailing sentence punctuation dropped, cut to `limit`."""
+    """A title on one line, trailing sentence punctuation dropped, cut to `limit` at a word
+    (inside a word only when its first word is longer than the limit)."""
     t = collapse(text).rstrip(".!?;: ")
-    return t[:limit].rstrip()
+    if len(t) <= limit:
+        return t
+    cut = t[: limit + 1]
+    space = cut.rfind(" ")
+    head = cut[:space] if space > 0 else t[:limit]
+    return head.rstrip(" ,;:-—")
 
 
 def member_text(*parts: str, limit: int) -> str:
-    """Non-blank parts joined by newlines (a part equal to an earlier one once), cut to
-    `limit` characters: a one-claim memory's gist is its body, sent once."""
-    kept = dict.fromkeys(p.strip() for p in parts if p and p.strip())
-    return "\n".join(kept)[:limit]
+    """Non-blank parts joined by newlines, each text once, cut to `limit` characters: a
+    part another part holds (the claim, which the body repeats; a title that is the
+    claim) is left out, so a model reads each sentence once and the limit is spent on
+    what is new."""
+    kept = list(dict.fromkeys(collapse(p) for p in parts if p and p.strip()))
+    once = [
+        p
+        for i, p in enumerate(kept)
+        if not any(i != j and p in other for j, other in enumerate(kept))
+    ]
+    return "\n".join(once)[:limit]
 
 
 def slices(items: Sequence[S], size: int, min_size: int = 1) -> list[list[S]]:

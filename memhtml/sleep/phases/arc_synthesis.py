@@ -35,6 +35,7 @@ from memhtml.sleep.phases._model import (
     clean_title,
     collapse,
     keyed_blocks,
+    member_text,
     offer,
     one_sentence,
     refusal_detail,
@@ -100,7 +101,7 @@ def _evidence(ctx: SleepContext) -> list[tuple[str, str]]:
         return []
     paths = [r[0] for r in best]
     rows = {
-        str(p): f"{g} {b}"
+        str(p): member_text(str(g or ""), str(b or ""), limit=EVIDENCE_CHARS)  # the gist once
         for p, g, b in ctx.conn.execute(
             f"SELECT path, gist, body_text FROM files WHERE path IN ({','.join('?' * len(paths))})",
             paths,
@@ -200,8 +201,28 @@ class ArcSynthesis(ModelPhase):
                 refused.append(wrote.refused or "refused")
                 counts["skipped"] += 1
                 continue
+            from memhtml.sleep.changes import content_hash
+
+            change = ctx.changes.propose(
+                "arc",
+                {
+                    "arc": target[0] if target else clean_title(entry.title),
+                    "cited": [[p, content_hash(ctx.conn, ctx.view, p)] for p, _t in cited],
+                },
+                summary=f"{'update' if target else 'create'} arc {clean_title(entry.title)}",
+                reason={
+                    "model": ctx.llm.model_id if ctx.llm is not None else "",
+                    "rationale": collapse(entry.rationale),
+                    "cited": [p for p, _t in cited],
+                    "claim": collapse(wrote.value.claim),
+                },
+                reads=[p for p, _t in cited],
+            )
+            if change is None:  # a person refused this arc
+                continue
             path = self._write(ctx, wrote.value, target[0] if target else None, entry.title)
             if path is None:
+                ctx.changes.done(change, ok=False)
                 counts["refused"] += 1
                 continue
             counts["updated" if target else "created"] += 1
@@ -212,6 +233,7 @@ class ArcSynthesis(ModelPhase):
                     counts["linked"] += 1
                     out.touched.append(Touched(source, "rewritten"))
                     lines.append(f"  part_of {source} -> {path}")
+            ctx.changes.done(change)
         out.touched = unique_touches(out.touched)
         out.detail = refusal_detail(refused, capped)
         out.subject = f"write {counts['created']} new arcs, update {counts['updated']}"

@@ -86,10 +86,36 @@ class ConfidenceDecay(BasePhase):
                 text = set_meta(text, "memhtml-confidence", render_confidence(value))
                 return set_meta(text, "memhtml-updated", ctx.at)
 
+            from memhtml.sleep.changes import content_hash
+
+            shown = render_confidence(before), render_confidence(after)
+            change = ctx.changes.propose(
+                "decay",
+                {
+                    "path": path,
+                    "hash": content_hash(ctx.conn, ctx.view, path),
+                    "confidence": shown[0],
+                    "updated": str(updated),
+                },
+                summary=f"decay {path} confidence {shown[0]} -> {shown[1]}",
+                reason={
+                    "confidence": f"{shown[0]} -> {shown[1]}",
+                    "last_updated": str(updated),
+                    "reinforcements": 0,
+                    "why": "not reinforced since it was last updated",
+                },
+            )
+            if change is None:  # a person refused this decay
+                counts["decayed"] -= 1
+                counts["refused"] = counts.get("refused", 0) + 1
+                continue
             try:
-                if stamp(ctx, path, edit):
+                stamped = stamp(ctx, path, edit)
+                ctx.changes.done(change, ok=stamped)
+                if stamped:
                     out.touched.append(Touched(path, "rewritten"))
             except MemhtmlError:
+                ctx.changes.done(change, ok=False)
                 counts["decayed"] -= 1
                 counts["failed"] += 1
         out.subject = f"decay confidence on {counts['decayed']} un-reinforced memories"

@@ -85,8 +85,25 @@ class _Memory:
 
 
 @dataclass
+class _Fold:
+    """One planned fold: the newer copy into the older, and the numbers behind it."""
+
+    loser: str
+    survivor: str
+    inputs: dict[str, Any]
+    reason: dict[str, Any]
+
+    @property
+    def why(self) -> str:
+        """The commit body's words for it."""
+        if self.reason["match"] == "exact":
+            return "exact"
+        return f"cosine {self.reason['cosine']}"
+
+
+@dataclass
 class _Plan:
-    merges: list[tuple[str, str, str]] = field(default_factory=list)  # (loser, survivor, why)
+    merges: list[_Fold] = field(default_factory=list)
     vetoes: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
 
@@ -126,6 +143,38 @@ def _exact_groups(
         copy = _Memory(str(path), doc.created or "", doc.body_text, set(doc.entities))
         groups.setdefault(holder, [corpus[holder]]).append(copy)
     return groups
+
+
+def _fold(ctx: SleepContext, loser: _Memory, survivor: _Memory, reason: dict[str, Any]) -> _Fold:
+    """A fold with the inputs that name it (both paths and content hashes) and its reason:
+    the match, the guards that passed, which copy survives and why, and each side's usage."""
+    from memhtml.sleep.changes import content_hash
+    from memhtml.sleep.phases._shared import access_rows
+
+    usage = access_rows(ctx.conn)
+
+    def used(path: str) -> dict[str, int]:
+        count, reinforced, _, _ = usage.get(path, (0, 0, 0.0, None))
+        return {"reads": count, "reinforcements": reinforced}
+
+    inputs = {
+        "loser": loser.path,
+        "loser_hash": content_hash(ctx.conn, ctx.view, loser.path),
+        "survivor": survivor.path,
+        "survivor_hash": content_hash(ctx.conn, ctx.view, survivor.path),
+    }
+    return _Fold(
+        loser.path,
+        survivor.path,
+        inputs,
+        {
+            **reason,
+            "guards": {g: "passed" for g in GUARDS},
+            "survivor_rule": "the older copy survives",
+            "created": {loser.path: loser.created, survivor.path: survivor.created},
+            "usage": {loser.path: used(loser.path), survivor.path: used(survivor.path)},
+        },
+    )
 
 
 def _shares_entity(a: _Memory, b: _Memory) -> bool:
@@ -168,8 +217,11 @@ def _plan(ctx: SleepContext) -> _Plan:
             known[copy.path] = copy
             vector_of[copy.path] = holder
         for copy in copies[1:]:
+            fold = _fold(ctx, copy, keep, {"match": "exact"})
+            if _refused(ctx, plan, fold):
+                continue
             survivor_of[copy.path] = keep.path
-            plan.merges.append((copy.path, keep.path, "exact"))
+            plan.merges.append(fold)
             counts["exact"] += 1
         counts["exact_groups"] = counts.get("exact_groups", 0) + 1
 
@@ -188,11 +240,13 @@ def _plan(ctx: SleepContext) -> _Plan:
     pairs = neighbor_pairs(matrix, floor, PER_SOURCE_K)
     counts["candidates"] = len(pairs)
     counts["contested"] = 0
-    contested: set[str] = set()  # memories with a near twin the guards told apart
+    contested: dict[str, tuple[str, tuple[str, ...]]] = {}  # path -> a twin and the guards
     for i, j, _mined in pairs:
         a, b = corpus[keys[i]], corpus[keys[j]]
-        if divergence(a.text, b.text, a.entities, b.entities):
-            contested.update((a.path, b.path))
+        fired = divergence(a.text, b.text, a.entities, b.entities)
+        if fired:
+            contested.setdefault(a.path, (b.path, fired))
+            contested.setdefault(b.path, (a.path, fired))
     for done, (i, j, mined) in enumerate(pairs, start=1):
         ctx.progress(done, len(pairs))
         a, b = sorted((corpus[keys[i]], corpus[keys[j]]), key=lambda m: m.age_key)
@@ -209,24 +263,72 @@ def _plan(ctx: SleepContext) -> _Plan:
         if ctx.deep and sim < NEAR_DUPLICATE_THRESHOLD and not _shares_entity(keep, b):
             counts["outside_entity_groups"] += 1
             continue
+        pair = [keep.path, b.path]
+        numbers = {"cosine": round(sim, 3), "threshold": floor}
         fired = divergence(keep.text, b.text, keep.entities, b.entities)
         if fired:
             counts["vetoed"] += 1
             for guard in fired:
                 counts[f"vetoed_{guard}"] += 1
             plan.vetoes.append(f"veto {keep.path} {b.path} at cosine {sim:.3f}: {', '.join(fired)}")
+            ctx.changes.veto(
+                "fold",
+                f"keep {keep.path} and {b.path} apart",
+                {"pair": pair, "guards": list(fired), **numbers},
+            )
             continue
-        if keep.path in contested or b.path in contested:
+        twin = contested.get(keep.path) or contested.get(b.path)
+        if twin is not None:
             counts["contested"] += 1
+            ctx.changes.veto(
+                "fold",
+                f"keep {keep.path} and {b.path} apart (contested)",
+                {
+                    "pair": pair,
+                    "guards": ["contested"],
+                    "twin": twin[0],
+                    "twin_guards": list(twin[1]),
+                    "why": "one of them has a near twin the guards tell apart; folding would"
+                    " let a query in its words find the opposite fact first",
+                    **numbers,
+                },
+            )
             continue
         if counts["near"] >= MAX_MERGES:
             counts["capped"] += 1
+            ctx.changes.veto(
+                "fold",
+                f"fold {b.path} into {keep.path} next night",
+                {"pair": pair, "guards": ["capped"], "cap": MAX_MERGES, **numbers},
+            )
+            continue
+        fold = _fold(ctx, b, keep, {"match": "near", **numbers})
+        if _refused(ctx, plan, fold):
             continue
         survivor_of[b.path] = keep.path
-        plan.merges.append((b.path, keep.path, f"cosine {sim:.3f}"))
+        plan.merges.append(fold)
         counts["near"] += 1
     counts["merged"] = counts["exact"] + counts["near"]
     return plan
+
+
+def _refused(ctx: SleepContext, plan: _Plan, fold: _Fold) -> bool:
+    """True (and vetoed, counted) when a person refused this fold: a standing dismissal, or
+    a merge that rebuilds the night without it."""
+    why = ctx.changes.withheld("fold", fold.inputs)
+    if why is None:
+        return False
+    plan.counts["refused"] = plan.counts.get("refused", 0) + 1
+    ctx.changes.veto(
+        "fold",
+        f"fold {fold.loser} into {fold.survivor}",
+        {"pair": [fold.survivor, fold.loser], "guards": ["refused"], "why": why},
+        fold.inputs,
+    )
+    return True
+
+
+PLAN_SCAN_LIMIT: Final = 2000  # active memories `sleep plan` scans for near pairs itself
 
 
 class DedupMerge(BasePhase):
@@ -243,15 +345,26 @@ class DedupMerge(BasePhase):
         if not ctx.dry_run:
             moves = []
             counts["failed"] = 0
-            for loser, survivor, why in plan.merges:
+            for fold in plan.merges:
+                loser, survivor = fold.loser, fold.survivor
+                change = ctx.changes.propose(
+                    "fold",
+                    fold.inputs,
+                    summary=f"fold {loser} into {survivor}",
+                    reason=fold.reason,
+                    reads=(loser, survivor),
+                )
+                if change is None:  # (planned around already; kept for safety)
+                    continue
                 moved = merge_into(ctx, loser, survivor)
+                ctx.changes.done(change, ok=moved is not None)
                 if moved is None:
                     counts["failed"] += 1
                     continue
                 moves.append(moved)
                 out.touched.append(Touched(moved.to, "merged", from_path=loser))
                 out.touched.append(Touched(survivor, "rewritten"))
-                lines.append(f"merge {loser} -> {survivor} ({why})")
+                lines.append(f"merge {loser} -> {survivor} ({fold.why})")
             counts["relinked"] = sum(len(m.relinked) for m in moves)
             counts["merged"] = len(moves)
             out.touched += relink_touches(ctx, moves)
@@ -266,10 +379,16 @@ class DedupMerge(BasePhase):
         return out
 
     def plan(self, ctx: SleepContext) -> dict[str, Any]:
-        """Exact groups are cheap to count; near pairs are the vector scan itself."""
+        """Exact groups are cheap to count; near pairs are the vector scan itself, run here
+        only on a store small enough for it to be quick (PLAN_SCAN_LIMIT active memories)."""
         exact = ctx.conn.execute(
             "SELECT count(*) FROM skipped_files WHERE reason LIKE ?", (DUPLICATE_REASON + "%",)
         ).fetchone()[0]
+        active = ctx.conn.execute("SELECT count(*) FROM files WHERE archived = 0").fetchone()[0]
+        if int(active) <= PLAN_SCAN_LIMIT:
+            counted = super().plan(ctx)
+            counted["counts"]["exact_copies"] = int(exact)
+            return counted
         return {
             "counts": {"exact_copies": int(exact)},
             "unknown": {

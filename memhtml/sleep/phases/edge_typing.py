@@ -316,6 +316,16 @@ class EdgeTyping(ModelPhase):
                     continue
                 if verdict.confidence < CONFIDENCE_FLOOR:
                     counts["below_floor"] += 1
+                    ctx.changes.veto(
+                        "edge",
+                        f"{pair.src} {verdict.rel} {pair.dst}",
+                        {
+                            "guards": ["below_floor"],
+                            "confidence": f"{verdict.confidence:.2f}",
+                            "floor": f"{CONFIDENCE_FLOOR:.2f}",
+                            "rationale": collapse(verdict.rationale),
+                        },
+                    )
                     continue
                 self._promote(ctx, pair, verdict, tally)
         if not refused:
@@ -387,7 +397,31 @@ class EdgeTyping(ModelPhase):
         )
         if not (ctx.view.exists(subject) and ctx.view.exists(obj)):
             return
-        if link_stamped(ctx, subject, verdict.rel, obj):
+        from memhtml.sleep.changes import content_hash
+
+        change = ctx.changes.propose(
+            "edge",
+            {
+                "subject": subject,
+                "rel": verdict.rel,
+                "object": obj,
+                "subject_hash": content_hash(ctx.conn, ctx.view, subject),
+                "object_hash": content_hash(ctx.conn, ctx.view, obj),
+            },
+            summary=f"{subject} {verdict.rel} {obj}",
+            reason={
+                "model": ctx.llm.model_id if ctx.llm is not None else "",
+                "confidence": f"{verdict.confidence:.2f}",
+                "floor": f"{CONFIDENCE_FLOOR:.2f}",
+                "rationale": collapse(verdict.rationale),
+            },
+            reads=(obj,),
+        )
+        if change is None:  # a person refused this edge
+            return
+        stamped = link_stamped(ctx, subject, verdict.rel, obj)
+        ctx.changes.done(change, ok=stamped)
+        if stamped:
             counts["typed"] += 1
             lines.append(f"{verdict.rel} {subject} -> {obj} ({verdict.confidence:.2f})")
             out.touched.append(Touched(subject, "rewritten"))

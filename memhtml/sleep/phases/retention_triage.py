@@ -48,6 +48,7 @@ from memhtml.contracts.vocab import PEOPLE_DIR
 from memhtml.domain.graph import bridge_counts, communities, pagerank
 from memhtml.domain.retention import RetentionInputs, band, retention_score
 from memhtml.ops.fold import archive
+from memhtml.sleep.changes import content_hash
 from memhtml.sleep.phase import PhaseOutcome, SleepContext, Touched
 from memhtml.sleep.phases._shared import BasePhase, access_rows, listed, relink_touches
 
@@ -66,8 +67,11 @@ def _days_between(earlier: str | None, later: str) -> float:
         return 0.0
 
 
-def score_all(ctx: SleepContext) -> list[tuple[str, str, float, float]]:
-    """(path, type, score, age in days) of every scored memory, path order."""
+def score_all(
+    ctx: SleepContext, signals: dict[str, dict[str, str]] | None = None
+) -> list[tuple[str, str, float, float]]:
+    """(path, type, score, age in days) of every scored memory, path order; `signals`, when
+    given, gets each memory's inputs to the score (what a reviewer is shown)."""
     conn = ctx.conn
     nodes = [str(p) for (p,) in conn.execute("SELECT path FROM files WHERE memory_type <> 'task'")]
     edges: list[tuple[str, str, float]] = [
@@ -108,6 +112,17 @@ def score_all(ctx: SleepContext) -> list[tuple[str, str, float, float]]:
             word_count=int(words or 0),
         )
         out.append((str(path), str(memory_type), retention_score(inputs), age))
+        if signals is not None:
+            signals[str(path)] = {
+                "age_days": f"{age:.1f}",
+                "reads": str(inputs.access_count),
+                "confidence": f"{inputs.confidence:.2f}",
+                "graph_rank": f"{inputs.graph_rank:.4f}",
+                "bridges": str(inputs.bridge_count),
+                "supported_by": str(inputs.reinforcement_count),
+                "contradicted_by": str(inputs.contradiction_count),
+                "words": str(inputs.word_count),
+            }
     return out
 
 
@@ -152,7 +167,8 @@ class RetentionTriage(BasePhase):
         out = PhaseOutcome(counts=counts)
         lines: list[str] = []
         moves = []
-        scored = score_all(ctx)
+        signals: dict[str, dict[str, str]] = {}
+        scored = score_all(ctx, signals)
         evictable: list[tuple[float, str]] = []
         for done, (path, _type, score, age) in enumerate(scored, start=1):
             ctx.progress(done, len(scored))
@@ -179,7 +195,23 @@ class RetentionTriage(BasePhase):
             if ctx.dry_run:
                 counts["evicted"] += 1
                 continue
+            change = ctx.changes.propose(
+                "archive",
+                {"path": path, "hash": content_hash(ctx.conn, ctx.view, path)},
+                summary=f"archive {path}",
+                reason={
+                    "score": f"{score:.4f}",
+                    "band": "evict",
+                    "floor": "0.3",
+                    "signals": signals.get(path, {}),
+                },
+                reads=(path,),
+            )
+            if change is None:  # a person refused this archive: it stays
+                counts["refused"] = counts.get("refused", 0) + 1
+                continue
             moved = archive(ctx, path, REASON)
+            ctx.changes.done(change, ok=moved is not None)
             if moved is None:
                 counts["failed"] += 1
                 continue

@@ -270,7 +270,15 @@ class TraceConsolidation(ModelPhase):
                     title=title,
                     type=cand.kind,
                     claim=claim,
-                    body=[gist] if gist and gist != claim else None,
+                    # the gist, then the session's own words that back the claim, verbatim
+                    # (each was checked against the transcript above)
+                    body=[
+                        *([gist] if gist and gist != claim else []),
+                        *(
+                            f"Said in session {sid}: “{collapse(q)}”"
+                            for q in quotes[:EVIDENCE_LINES]
+                        ),
+                    ],
                     entity=entities,
                     tag=[TAG],
                     author=AUTHOR,
