@@ -23,7 +23,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memhtml.contracts.errors import (
-    DirtyTreeError,
     DiscriminationFailedError,
     GitError,
     InvalidMemoryError,
@@ -328,11 +327,9 @@ def _check_target(corpus: Corpus, record: runs.RunRecord, run_id: str) -> None:
         )
     dirty = sorted({e.path for e in git.status(())})
     if dirty:
-        raise DirtyTreeError(
-            f"the working tree has {len(dirty)} uncommitted change(s); merge needs a clean tree",
-            suggestions=["commit or discard them: git status"],
-            details={"paths": dirty[:MAX_LISTED]},
-        )
+        from memhtml.ops.dirty import dirty_tree_error
+
+        raise dirty_tree_error(git.root, dirty, needs="a sleep merge needs a clean tree")
 
 
 def merge(

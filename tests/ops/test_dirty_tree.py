@@ -87,3 +87,16 @@ def test_correct_of_an_edited_memory_names_the_file_and_the_cleaning_commands(
     assert (code, out["code"]) == (1, "ERR_DIRTY_TREE")
     assert any(s.startswith("set them aside: git -C") for s in out["suggestions"])
     assert not any("<root>" in s for s in out["suggestions"])
+
+
+def test_sleep_run_on_a_dirty_tree_suggests_the_cleaning_commands_not_doctor(
+    dirty: Path,
+) -> None:
+    code, out = call("sleep", "run", "--llm", "off", "--repo", str(dirty))
+    assert (code, out["code"]) == (1, "ERR_DIRTY_TREE")
+    assert "sleep runs on a clean tree" in out["error"] and out["details"]["count"] == 2
+    assert not any("doctor --fix" in s for s in out["suggestions"])
+    (suggestion,) = [s for s in out["suggestions"] if s.startswith("set them aside")]
+    subprocess.run(_command(suggestion), shell=True, check=True, capture_output=True)
+    code, out = call("sleep", "run", "--llm", "off", "--repo", str(dirty))
+    assert code == 0, out

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memhtml.contracts.errors import DirtyTreeError, IndexStaleError
+from memhtml.contracts.errors import IndexStaleError
 from memhtml.sleep.phase import PhaseOutcome, SleepContext
 
 if TYPE_CHECKING:
@@ -22,21 +22,16 @@ if TYPE_CHECKING:
 
     from memhtml.ops.corpus import Corpus
 
-MAX_LISTED_DIRTY = 20
-
 
 def prepare(corpus: Corpus) -> dict[str, int]:
     """The preflight gates and the index catch-up (the caller holds the repository lock)."""
     from memhtml.index.db import watermark
     from memhtml.index.embedding import check_space, embed_missing, space_matches
+    from memhtml.ops.dirty import dirty_tree_error
 
     dirty = sorted({e.path for e in corpus.git.status(())})
     if dirty:
-        raise DirtyTreeError(
-            f"the working tree has {len(dirty)} uncommitted change(s); sleep runs on a clean tree",
-            suggestions=["commit or discard them: git status", "memhtml doctor --fix"],
-            details={"paths": dirty[:MAX_LISTED_DIRTY], "count": len(dirty)},
-        )
+        raise dirty_tree_error(corpus.root, dirty, needs="sleep runs on a clean tree")
     embedder = corpus.embedder
     check_space(corpus.conn, embedder)  # ERR_EMBED_MODEL_MISMATCH before anything is written
     report = corpus.indexer.update(include_worktree=True)
