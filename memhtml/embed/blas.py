@@ -127,6 +127,9 @@ class _ScanPool:
                     future.set_result(job())
                 except BaseException as exc:
                     future.set_exception(exc)
+            # Hold nothing between jobs: a finished job's closure keeps its rows (a view
+            # of a corpus's mapped matrix) alive, and the file open, after the corpus closed.
+            del future, job
 
     def submit(self, job: Callable[[], Any]) -> Future[Any]:
         from concurrent.futures import Future

@@ -308,7 +308,7 @@ class Corpus:
         return exact
 
     def close(self) -> None:
-        """Close the index connection."""
+        """Close the index connection and let go of every file of the store it holds."""
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None
@@ -316,6 +316,11 @@ class Corpus:
             self._postings.close()
             self._postings = None
         self._members = None
+        # The mapped vector files and the graph's map go with the corpus: a closed corpus
+        # holds no file of the store open (its folder can be moved, deleted or unmounted).
+        self._matrix = None
+        self._norms = None
+        self.__dict__.pop("ann", None)
         if "indexer" in self.__dict__:  # a checkpoint still running ends before its connection
             self.indexer.settle()
         if self._conn is not None:

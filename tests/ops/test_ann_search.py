@@ -236,3 +236,29 @@ def test_a_write_door_folds_a_long_tail_into_the_graph(tmp_path, monkeypatch):
         after = c.search("pricing-engine rate limiter", explain=True).vector_search
     assert after["method"] == "ann" and after["tail_rows"] == 0
     assert after["graph_rows"] >= before["graph_rows"] + FOLD_ROWS
+
+
+def _held(root: Path) -> list[str]:
+    """Files under `root` this process holds open or mapped (/proc/self: fds and maps)."""
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(str(root)):
+            held.append(target)
+    with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+        held += [line.split()[-1] for line in maps if str(root) in line]
+    return sorted(set(held))
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc")
+def test_a_closed_corpus_holds_no_file_of_the_store(store, floor):
+    """The mapped matrix and graph go with close(): a store's folder can then be moved,
+    deleted or unmounted (a tmpfs stayed busy after a closed corpus's search)."""
+    c = memhtml.open(store, embedder="fake")
+    assert c.search("cache warm", explain=True).vector_search["method"] == "ann"
+    assert any(p.endswith(".f32") for p in _held(store))  # the search did map the matrix
+    c.close()
+    assert _held(store) == []
