@@ -1,21 +1,33 @@
-"""The op stream's pydantic models: the reference validators of memhtml.contracts.ops.
+"""The op stream's pydantic models, built from the ops' one declaration.
 
-`memhtml.contracts.ops` accepts the common, certainly valid op without them
-(building these models is most of a cold CLI write's start-up); anything
-else (a refused field, an unusual but accepted spelling such as a tuple for a
-list or "5" for an integer) is validated here, so every error a caller sees is
-pydantic's, word for word, as before. The models keep the public classes'
-names, so an error reads as it did. The field set, aliases and checks must
-stay in step with `memhtml.contracts.ops` (tests/contracts/test_ops.py
-compares the two on generated ops).
+Each op is declared once, in `memhtml.contracts.op_spec`; this module turns
+each `OpSpec` into a pydantic model named as the op's class, so an error
+reads as it did: a field's kind gives its type and checks (`_annotation`),
+its other names a validation alias, its default the default.
+`memhtml.contracts.ops` accepts the common, certainly valid op without these
+models (building them is most of a cold CLI write's start-up); anything else
+(a refused field, an unusual but accepted spelling such as a tuple for a list
+or "5" for an integer) is validated here, so every error a caller sees is
+pydantic's, word for word.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    create_model,
+)
 
+from memhtml.contracts import op_spec
+from memhtml.contracts.op_spec import OpField, OpSpec
 from memhtml.contracts.vocab import MEMORY_TYPES, WRITABLE_MEMORY_TYPES
 
 _CONFIG = ConfigDict(extra="forbid", populate_by_name=True, str_strip_whitespace=False)
@@ -29,99 +41,67 @@ def _as_list(value: Any) -> Any:
     return value
 
 
-class WriteOp(BaseModel):
-    """Write one memory (see memhtml.contracts.ops.WriteOp)."""
-
-    model_config = _CONFIG
-    op: Literal["write"] = "write"
-    title: Annotated[str, Field(min_length=1, max_length=300)]
-    type: str = Field(validation_alias=AliasChoices("type", "memory_type"))
-    claim: str | None = None
-    body: list[str] | None = None
-    article_html: str | None = None
-    path: str | None = None
-    strict_path: bool = False
-    workspace: str | None = None
-    tag: list[str] = Field(default_factory=list, validation_alias=AliasChoices("tag", "tags"))
-    entity: list[str] = Field(
-        default_factory=list, validation_alias=AliasChoices("entity", "entities")
-    )
-    importance: Annotated[int, Field(ge=1, le=10)] | None = None
-    confidence: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
-    event_at: str | None = None
-    valid_from: str | None = None
-    session_id: str | None = None
-    prompt_id: str | None = None
-    turn_uuid: str | None = None
-    task_status: str | None = None
-    due: str | None = None
-    author: str | None = None
-    allow_secret: bool = False
-
-    @field_validator("type")
-    @classmethod
-    def _known_type(cls, value: str) -> str:
-        if value not in MEMORY_TYPES:
-            raise ValueError(f"unknown memory type {value!r}; one of {', '.join(MEMORY_TYPES)}")
-        if value not in WRITABLE_MEMORY_TYPES:
-            raise ValueError(f"memory type {value!r} is written by sleep only")
-        return value
-
-    @field_validator("tag", "entity", "body", mode="before")
-    @classmethod
-    def _listify(cls, value: Any) -> Any:
-        return _as_list(value)
+def _as_list_or_none(value: Any) -> Any:
+    return None if value is None else _as_list(value)
 
 
-class CorrectOp(BaseModel):
-    """Replace a memory: write the new one, archive the old, link both ways, one commit."""
-
-    model_config = _CONFIG
-    op: Literal["correct"]
-    target_path: str = Field(validation_alias=AliasChoices("target_path", "path"))
-    title: str | None = None
-    claim: str | None = None
-    body: list[str] | None = None
-    article_html: str | None = None
-    type: str | None = Field(default=None, validation_alias=AliasChoices("type", "memory_type"))
-    reason: str | None = None
-    session_id: str | None = None
-    allow_secret: bool = False
-    prompt_id: str | None = None
-    turn_uuid: str | None = None
-    importance: Annotated[int, Field(ge=1, le=10)] | None = None
-    confidence: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
-
-    @field_validator("body", mode="before")
-    @classmethod
-    def _listify(cls, value: Any) -> Any:
-        return None if value is None else _as_list(value)
-
-    @field_validator("type")
-    @classmethod
-    def _known_type(cls, value: str | None) -> str | None:
-        return None if value is None else WriteOp._known_type(value)
+def _known_type(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if value not in MEMORY_TYPES:
+        raise ValueError(f"unknown memory type {value!r}; one of {', '.join(MEMORY_TYPES)}")
+    if value not in WRITABLE_MEMORY_TYPES:
+        raise ValueError(f"memory type {value!r} is written by sleep only")
+    return value
 
 
-class ArchiveOp(BaseModel):
-    """Move a memory into archive/<YYYY>/<path>."""
+_LOW_IMPORTANCE, _HIGH_IMPORTANCE = op_spec.IMPORTANCE_RANGE
+_LOW_CONFIDENCE, _HIGH_CONFIDENCE = op_spec.CONFIDENCE_RANGE
+# kind -> its pydantic type and checks (the fast path's: memhtml.contracts.ops._FAST).
+_TYPES: Final[dict[str, Any]] = {
+    "str": str,
+    "opt_str": str | None,
+    "title": Annotated[str, Field(min_length=1, max_length=op_spec.MAX_TITLE_CHARS)],
+    "type": Annotated[str, AfterValidator(_known_type)],
+    "opt_type": Annotated[str | None, AfterValidator(_known_type)],
+    "list": Annotated[list[str], BeforeValidator(_as_list)],
+    "opt_list": Annotated[list[str] | None, BeforeValidator(_as_list_or_none)],
+    "bool": bool,
+    "importance": Annotated[int, Field(ge=_LOW_IMPORTANCE, le=_HIGH_IMPORTANCE)] | None,
+    "confidence": Annotated[float, Field(ge=_LOW_CONFIDENCE, le=_HIGH_CONFIDENCE)] | None,
+}
 
-    model_config = _CONFIG
-    op: Literal["archive"]
-    path: str
-    reason: str | None = None
+
+def _annotation(field: OpField, op: str) -> Any:
+    """The pydantic type of one field; "op" is the op's own name as a literal."""
+    return Literal[op] if field.kind == "op" else _TYPES[field.kind]
 
 
-class LinkOp(BaseModel):
-    """Add an authored link SRC -rel-> DST to SRC's head."""
+def _field(field: OpField) -> Any:
+    """The pydantic FieldInfo of one field: its default and its other names."""
+    extra: dict[str, Any] = {}
+    if field.also:
+        extra["validation_alias"] = AliasChoices(*field.aliases)
+    if field.required:
+        return Field(**extra)
+    if field.default == []:
+        return Field(default_factory=list, **extra)
+    return Field(default=field.default, **extra)
 
-    model_config = _CONFIG
-    op: Literal["link"]
-    src: str = Field(validation_alias=AliasChoices("src", "src_path"))
-    rel: str
-    dst: str = Field(validation_alias=AliasChoices("dst", "dst_path"))
 
+def model_from_spec(spec: OpSpec) -> type[BaseModel]:
+    """The pydantic model of one op, named as its class (the name titles its errors)."""
+    fields: dict[str, Any] = {f.name: (_annotation(f, spec.op), _field(f)) for f in spec.fields}
+    doc = f"The {spec.op!r} op (memhtml.contracts.ops.{spec.name}), as pydantic validates it."
+    return create_model(spec.name, __config__=_CONFIG, __doc__=doc, __module__=__name__, **fields)
+
+
+MODELS: Final[dict[str, type[BaseModel]]] = {s.op: model_from_spec(s) for s in op_spec.OPS}
+WriteOp = MODELS[op_spec.WRITE.op]
+CorrectOp = MODELS[op_spec.CORRECT.op]
+ArchiveOp = MODELS[op_spec.ARCHIVE.op]
+LinkOp = MODELS[op_spec.LINK.op]
 
 AnyOp = WriteOp | CorrectOp | ArchiveOp | LinkOp
-Op = Annotated[AnyOp, Field(discriminator="op")]
-OP_ADAPTER: TypeAdapter[AnyOp] = TypeAdapter(Op)
+Op = Annotated[AnyOp, Field(discriminator="op")]  # type: ignore[valid-type]
+OP_ADAPTER: TypeAdapter[Any] = TypeAdapter(Op)

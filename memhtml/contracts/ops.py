@@ -8,14 +8,19 @@ rel) by the op's `check()`, which needs neither the tree nor the index.
 Constructing an op never runs `check()`, so the single-op doors keep their
 own errors.
 
-The shape's reference is pydantic (memhtml.contracts.op_models), but pydantic
-and its model build cost a cold `memhtml write` more than its own work. So an
-op whose every field is certainly valid, spelled the ordinary way (a str for
-a string, a list of str for a list, an int in range), is built here without
-it; anything else goes to the pydantic models, which accept or refuse it and
-word the refusal exactly as before. The fast path only ever accepts a subset
-of what pydantic accepts, with the same values (tests/contracts/test_ops.py
-checks both on generated ops).
+Each op's fields are declared once, in memhtml.contracts.op_spec (name,
+other names, kind, default), and both validators are derived from that
+declaration. The shape's reference is pydantic: memhtml.contracts.op_models
+builds one model per op from it when first imported. But pydantic and that
+build cost a cold `memhtml write` more than its own work, so this module,
+which imports no pydantic, derives a fast path from the same declaration
+(each class's `FIELDS`): an op whose every field is certainly valid, spelled
+the ordinary way (a str for a string, a list of str for a list, an int in
+range), is built here without the models; anything else goes to them, which
+accept or refuse it and word the refusal. The fast path only ever accepts a
+subset of what pydantic accepts, with the same values
+(tests/contracts/test_ops.py checks both on generated ops, and that both are
+built from the declaration).
 """
 
 from __future__ import annotations
@@ -24,12 +29,22 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
+from memhtml.contracts import op_spec
 from memhtml.contracts.errors import InvalidOpError, InvalidPathError
+from memhtml.contracts.op_spec import (
+    CONFIDENCE_RANGE,
+    IMPORTANCE_RANGE,
+    MAX_TITLE_CHARS,
+    REQUIRED,
+    OpField,
+    OpSpec,
+)
 from memhtml.contracts.paths import is_archived_path, memory_path, refuse_generated_name
 from memhtml.contracts.vocab import EDGE_RELS, WRITABLE_MEMORY_TYPES, normalize_rel
 
-_MISSING: Final = object()
-MAX_TITLE_CHARS: Final = 300
+__all__ = ["MAX_TITLE_CHARS", "OpField", "OpSpec"]  # re-exported from op_spec
+
+_MISSING: Final = object()  # a fast validator's "not certainly valid: pydantic decides"
 
 
 def says_something(text: str) -> bool:
@@ -113,14 +128,14 @@ def _str_list(value: Any) -> Any:
 
 
 def _listed(value: Any) -> Any:
-    """A list field with the models' `_listify`: None is [], a str is [str]."""
+    """A "list" field: None is [], a str is [str]."""
     if value is None:
         return []
     return [value] if _plain_str(value) else _str_list(value)
 
 
 def _listed_or_none(value: Any) -> Any:
-    """CorrectOp.body: None stays None, a str is [str]."""
+    """An "opt_list" field (CorrectOp.body): None stays None, a str is [str]."""
     return None if value is None else _listed(value)
 
 
@@ -129,7 +144,8 @@ def _bool(value: Any) -> Any:
 
 
 def _importance(value: Any) -> Any:
-    if value is None or (type(value) is int and 1 <= value <= 10):
+    low, high = IMPORTANCE_RANGE
+    if value is None or (type(value) is int and low <= value <= high):
         return value
     return _MISSING
 
@@ -137,28 +153,66 @@ def _importance(value: Any) -> Any:
 def _confidence(value: Any) -> Any:
     if value is None:
         return None
-    if type(value) in (float, int) and 0.0 <= value <= 1.0:
+    low, high = CONFIDENCE_RANGE
+    if type(value) in (float, int) and low <= value <= high:
         return float(value)
     return _MISSING
 
 
-# A field: (the names it may be given by, the fast validator, its default; _MISSING = required).
+# kind (see memhtml.contracts.op_spec) -> the fast validator; "op" is built per class.
+_FAST: Final[dict[str, Callable[[Any], Any]]] = {
+    "str": _str,
+    "opt_str": _opt_str,
+    "title": _title,
+    "type": _type,
+    "opt_type": _opt_type,
+    "list": _listed,
+    "opt_list": _listed_or_none,
+    "bool": _bool,
+    "importance": _importance,
+    "confidence": _confidence,
+}
+
+# A field as the fast path reads it: (its names, the fast validator, its default).
 Spec = tuple[tuple[str, ...], Callable[[Any], Any], Any]
 
 
-class _Op:
-    """An op: its fields as attributes, validated on construction (see the module doc)."""
+def _literal(op: str) -> Callable[[Any], Any]:
+    return lambda v: v if type(v) is str and v == op else _MISSING
 
+
+def _fast_spec(field: OpField, op: str) -> Spec:
+    validate = _literal(op) if field.kind == "op" else _FAST[field.kind]
+    return (field.aliases, validate, field.default)
+
+
+class _Op:
+    """An op: its fields as attributes, validated on construction (see the module doc).
+
+    A subclass names its `OpSpec` (memhtml.contracts.op_spec); its `op` value
+    and FIELDS (the fast path's view) are derived from it, as is the pydantic
+    model of the same name. The typed attributes of each class are for the
+    type checker; a test holds them to the spec.
+    """
+
+    SPEC: ClassVar[OpSpec]
     FIELDS: ClassVar[dict[str, Spec]]
     OP: ClassVar[str]
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value, as the models were
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__name__ != cls.SPEC.name:  # the model's name, which titles its errors
+            raise TypeError(f"{cls.__name__} declares the spec of {cls.SPEC.name}")
+        cls.OP = cls.SPEC.op
+        cls.FIELDS = {f.name: _fast_spec(f, cls.OP) for f in cls.SPEC.fields}
 
     def __init__(self, **data: Any) -> None:
         values = self._fast(data)
         if values is None:
             from memhtml.contracts import op_models
 
-            model = getattr(op_models, type(self).__name__)(**data)  # raises ValidationError
+            model = op_models.MODELS[self.OP](**data)  # raises ValidationError
             values = {name: getattr(model, name) for name in self.FIELDS}
         self.__dict__.update(values)
 
@@ -172,7 +226,7 @@ class _Op:
             if len(given) > 1:
                 return None  # two spellings of one field: pydantic's rules decide
             if not given:
-                if default is _MISSING:
+                if default is REQUIRED:
                     return None
                 values[name] = list(default) if type(default) is list else default
                 continue
@@ -199,42 +253,10 @@ class _Op:
         return f"{type(self).__name__}({fields})"
 
 
-def _op_field(op: str) -> Spec:
-    return (("op",), lambda v: v if v == op and type(v) is str else _MISSING, _MISSING)
-
-
-def _opt(name: str) -> Spec:
-    return ((name,), _opt_str, None)
-
-
 class WriteOp(_Op):
     """Write one memory. With `body` only, the body's first sentence is the claim."""
 
-    OP = "write"
-    FIELDS: ClassVar[dict[str, Spec]] = {
-        "op": (("op",), lambda v: v if v == "write" and type(v) is str else _MISSING, "write"),
-        "title": (("title",), _title, _MISSING),
-        "type": (("type", "memory_type"), _type, _MISSING),
-        "claim": _opt("claim"),
-        "body": (("body",), _listed, None),
-        "article_html": _opt("article_html"),
-        "path": _opt("path"),
-        "strict_path": (("strict_path",), _bool, False),
-        "workspace": _opt("workspace"),
-        "tag": (("tag", "tags"), _listed, []),
-        "entity": (("entity", "entities"), _listed, []),
-        "importance": (("importance",), _importance, None),
-        "confidence": (("confidence",), _confidence, None),
-        "event_at": _opt("event_at"),
-        "valid_from": _opt("valid_from"),
-        "session_id": _opt("session_id"),
-        "prompt_id": _opt("prompt_id"),
-        "turn_uuid": _opt("turn_uuid"),
-        "task_status": _opt("task_status"),
-        "due": _opt("due"),
-        "author": _opt("author"),
-        "allow_secret": (("allow_secret",), _bool, False),
-    }
+    SPEC = op_spec.WRITE
     op: str
     title: str
     type: str
@@ -276,23 +298,7 @@ class WriteOp(_Op):
 class CorrectOp(_Op):
     """Replace a memory: write the new one, archive the old, link both ways, one commit."""
 
-    OP = "correct"
-    FIELDS: ClassVar[dict[str, Spec]] = {
-        "op": _op_field("correct"),
-        "target_path": (("target_path", "path"), _str, _MISSING),
-        "title": _opt("title"),
-        "claim": _opt("claim"),
-        "body": (("body",), _listed_or_none, None),
-        "article_html": _opt("article_html"),
-        "type": (("type", "memory_type"), _opt_type, None),
-        "reason": _opt("reason"),
-        "session_id": _opt("session_id"),
-        "allow_secret": (("allow_secret",), _bool, False),
-        "prompt_id": _opt("prompt_id"),
-        "turn_uuid": _opt("turn_uuid"),
-        "importance": (("importance",), _importance, None),
-        "confidence": (("confidence",), _confidence, None),
-    }
+    SPEC = op_spec.CORRECT
     op: str
     target_path: str
     title: str | None
@@ -318,12 +324,7 @@ class CorrectOp(_Op):
 class ArchiveOp(_Op):
     """Move a memory into archive/<YYYY>/<path>."""
 
-    OP = "archive"
-    FIELDS: ClassVar[dict[str, Spec]] = {
-        "op": _op_field("archive"),
-        "path": (("path",), _str, _MISSING),
-        "reason": _opt("reason"),
-    }
+    SPEC = op_spec.ARCHIVE
     op: str
     path: str
     reason: str | None
@@ -336,13 +337,7 @@ class ArchiveOp(_Op):
 class LinkOp(_Op):
     """Add an authored link SRC -rel-> DST to SRC's head."""
 
-    OP = "link"
-    FIELDS: ClassVar[dict[str, Spec]] = {
-        "op": _op_field("link"),
-        "src": (("src", "src_path"), _str, _MISSING),
-        "rel": (("rel",), _str, _MISSING),
-        "dst": (("dst", "dst_path"), _str, _MISSING),
-    }
+    SPEC = op_spec.LINK
     op: str
     src: str
     rel: str

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from memhtml.surface.spec import Command, Param
+from memhtml.surface.spec import EMBEDDER_NAMES, Command, Param
 
 H = "memhtml.cli.handlers.embedders"
-_EMBEDDERS = "local, fake, bedrock, openai, or a plugin's name (docs/plugins.md)"
 
 EMBED_COMMANDS: Final[tuple[Command, ...]] = (
     Command(
@@ -16,7 +15,7 @@ EMBED_COMMANDS: Final[tuple[Command, ...]] = (
         "index.migration",
         f"{H}:migrate",
         params=(
-            Param("to", f"the embedder to migrate to: {_EMBEDDERS}", metavar="NAME"),
+            Param("to", f"the embedder to migrate to: {EMBEDDER_NAMES}", metavar="NAME"),
             Param("resume", "continue the open migration", type="bool", default=False),
             Param(
                 "abort",
@@ -81,8 +80,8 @@ EMBED_COMMANDS: Final[tuple[Command, ...]] = (
         "eval.embedders",
         f"{H}:compare",
         params=(
-            Param("a", f"first embedder: {_EMBEDDERS}", positional=True, required=True),
-            Param("b", f"second embedder: {_EMBEDDERS}", positional=True, required=True),
+            Param("a", f"first embedder: {EMBEDDER_NAMES}", positional=True, required=True),
+            Param("b", f"second embedder: {EMBEDDER_NAMES}", positional=True, required=True),
             Param(
                 "data",
                 "benchmark data folder holding locomo/locomo10.json and/or beam/100K"

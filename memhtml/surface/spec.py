@@ -146,6 +146,12 @@ ALLOW_SECRET: Final = Param(
     default=False,
 )
 
+# The embedders a flag can name (memhtml.embed.registry): the built-ins, then any installed
+# plugin's, which memhtml.seams finds by entry point. Every embedder flag's help says it.
+_PLUGIN_EMBEDDER: Final = "or an installed plugin's name (docs/plugins.md)"
+EMBEDDER_NAMES: Final = f"local, fake, bedrock, openai, {_PLUGIN_EMBEDDER}"
+EMBEDDER_NAMES_OR_OFF: Final = f"local, fake, bedrock, openai, off, {_PLUGIN_EMBEDDER}"
+
 
 class RawOutput(NamedTuple):
     """A handler's answer printed as it is, not as an envelope (`hook`: the host's protocol)."""

@@ -10,7 +10,7 @@ from typing import Final
 
 from memhtml.contracts.limits import MAX_FILTER_VALUES, MAX_LABELS, MAX_PARAGRAPHS, MAX_PATHS
 from memhtml.contracts.vocab import EDGE_RELS, MEMORY_TYPES, PARA_BUCKETS
-from memhtml.surface.spec import ALLOW_SECRET, Command, Param
+from memhtml.surface.spec import ALLOW_SECRET, EMBEDDER_NAMES_OR_OFF, Command, Param
 
 H = "memhtml.cli.handlers"
 
@@ -25,7 +25,7 @@ ENVIRONMENT: Final[dict[str, str]] = {
     "MEMHTML_ROOT": "the memory root when --repo is not given (default ~/memhtml)",
     "MEMHTML_EMBED": (
         "embedder: local (default, offline MiniLM), openai (any OpenAI-compatible endpoint),"
-        " fake, bedrock, off"
+        " fake, bedrock, off, or an installed plugin's name (docs/plugins.md)"
     ),
     "MEMHTML_EMBED_BASE_URL": "openai embedder: the endpoint (default http://127.0.0.1:11434/v1)",
     "MEMHTML_EMBED_MODEL": "openai embedder: the model the endpoint serves (required)",
@@ -546,7 +546,7 @@ COMMANDS = (
                 default=False,
             ),
             *_SEARCH_TUNING,
-            Param("embedder", "embedder for the query: local, fake, bedrock, off"),
+            Param("embedder", f"embedder for the query: {EMBEDDER_NAMES_OR_OFF}"),
         ),
         errors=("ERR_INVALID_FLAG", "ERR_INPUT_TOO_LARGE", "ERR_REPO_REQUIRED"),
         examples=('memhtml search "one writer many readers" --explain',),
@@ -575,7 +575,7 @@ COMMANDS = (
                 minimum=0,
             ),
             *_SCOPE,
-            Param("embedder", "embedder for the query: local, fake, bedrock, off"),
+            Param("embedder", f"embedder for the query: {EMBEDDER_NAMES_OR_OFF}"),
         ),
         errors=("ERR_INVALID_FLAG", "ERR_INPUT_TOO_LARGE", "ERR_REPO_REQUIRED"),
     ),
@@ -669,7 +669,7 @@ COMMANDS = (
                 type="bool",
                 default=False,
             ),
-            Param("embedder", "embedder: local, fake, bedrock, off"),
+            Param("embedder", f"embedder: {EMBEDDER_NAMES_OR_OFF}"),
         ),
         errors=("ERR_REBUILD_NO_EMBED_REFUSED", "ERR_EMBED_MODEL_MISMATCH", "ERR_GIT"),
     ),
@@ -680,7 +680,7 @@ COMMANDS = (
         f"{H}.index:update",
         params=(
             Param("embed", "embed the touched chunks", type="bool", default=True),
-            Param("embedder", "embedder: local, fake, bedrock, off"),
+            Param("embedder", f"embedder: {EMBEDDER_NAMES_OR_OFF}"),
         ),
         errors=("ERR_GIT", "ERR_STORAGE"),
     ),
@@ -691,7 +691,7 @@ COMMANDS = (
         f"{H}.index:embed",
         params=(
             Param("dry_run", "only count what would be embedded", type="bool", default=False),
-            Param("embedder", "embedder: local, fake, bedrock, off"),
+            Param("embedder", f"embedder: {EMBEDDER_NAMES_OR_OFF}"),
         ),
         errors=("ERR_EMBED_MODEL_MISMATCH", "ERR_MODEL_UNAVAILABLE"),
     ),
@@ -701,7 +701,7 @@ COMMANDS = (
         "quickstart.report",
         f"{H}.quickstart:quickstart",
         params=(
-            Param("embedder", "embedder: local (default), fake, bedrock, off"),
+            Param("embedder", f"embedder (default local): {EMBEDDER_NAMES_OR_OFF}"),
             Param("seed", "fixture seed", type="int", default=7),
             Param(
                 "keep",
@@ -727,7 +727,7 @@ COMMANDS = (
         "Watermark, HEAD, staleness, row counts and the vector space.",
         "index.report",
         f"{H}.index:index_status",
-        params=(Param("embedder", "embedder to compare against: local, fake, bedrock, off"),),
+        params=(Param("embedder", f"embedder to compare against: {EMBEDDER_NAMES_OR_OFF}"),),
     ),
 )
 

@@ -11,16 +11,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from memhtml.contracts import op_models
+from memhtml.contracts import op_models, op_spec, ops
+from memhtml.contracts.op_spec import OpField
 from memhtml.contracts.ops import ArchiveOp, CorrectOp, LinkOp, WriteOp, parse_op
+
+OP_CLASSES: list[type[ops._Op]] = [WriteOp, CorrectOp, ArchiveOp, LinkOp]
 
 KEYS = sorted(
     {
         *(
             alias
             for cls in (WriteOp, CorrectOp, ArchiveOp, LinkOp)
-            for spec in cls.FIELDS.values()
-            for alias in spec[0]
+            for field in cls.SPEC.fields
+            for alias in field.aliases
         ),
         "bogus",
     }
@@ -187,3 +190,108 @@ def test_a_valid_write_does_not_import_pydantic() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# -- one declaration: the models and the fast path are both op_spec's ----------------------
+@pytest.mark.parametrize("cls", OP_CLASSES, ids=lambda c: c.__name__)
+def test_the_models_are_built_from_the_spec(cls: type[ops._Op]) -> None:
+    spec = cls.SPEC
+    assert spec in op_spec.OPS
+    assert (spec.op, spec.name) == (cls.OP, cls.__name__)
+    model = op_models.MODELS[spec.op]
+    assert model is getattr(op_models, spec.name)
+    assert model.__name__ == spec.name  # the title of its errors
+    assert model.model_config == op_models._CONFIG
+    assert list(model.model_fields) == [f.name for f in spec.fields]
+    for f in spec.fields:
+        info = model.model_fields[f.name]
+        if f.also:
+            assert info.validation_alias == op_models.AliasChoices(*f.aliases)
+        else:
+            assert info.validation_alias is None
+        assert info.is_required() == f.required
+        if not f.required:
+            assert info.get_default(call_default_factory=True) == f.default
+        alone = op_spec.OpSpec("One", spec.op, (f,))
+        assert repr(info) == repr(op_models.model_from_spec(alone).model_fields[f.name])
+
+
+def test_the_union_is_the_specs_in_order() -> None:
+    assert (
+        [s.op for s in op_spec.OPS]
+        == list(op_models.MODELS)
+        == ["write", "correct", "archive", "link"]
+    )
+    with pytest.raises(ValidationError) as info:
+        op_models.OP_ADAPTER.validate_python({"op": "zap"})
+    assert "'write', 'correct', 'archive', 'link'" in info.value.errors()[0]["msg"]
+
+
+@pytest.mark.parametrize("cls", OP_CLASSES, ids=lambda c: c.__name__)
+def test_the_fast_path_is_built_from_the_spec(cls: type[ops._Op]) -> None:
+    assert list(cls.FIELDS) == [f.name for f in cls.SPEC.fields]
+    for f in cls.SPEC.fields:
+        aliases, validate, default = cls.FIELDS[f.name]
+        assert aliases == f.aliases
+        assert default is f.default
+        if f.kind != "op":
+            assert validate is ops._FAST[f.kind]
+
+
+# The typed attributes of each op class are for mypy; they must say what the spec says.
+_HINTS = {
+    "op": "str",
+    "str": "str",
+    "opt_str": "str | None",
+    "title": "str",
+    "type": "str",
+    "opt_type": "str | None",
+    "list": "list[str]",
+    "opt_list": "list[str] | None",
+    "bool": "bool",
+    "importance": "int | None",
+    "confidence": "float | None",
+}
+
+
+@pytest.mark.parametrize("cls", OP_CLASSES, ids=lambda c: c.__name__)
+def test_the_typed_attributes_are_the_specs(cls: type[ops._Op]) -> None:
+    hints = {k: v for k, v in cls.__annotations__.items() if not v.startswith("ClassVar")}
+    expected = {}
+    for f in cls.SPEC.fields:
+        hint = _HINTS[f.kind]
+        expected[f.name] = hint if f.default is not None or "None" in hint else f"{hint} | None"
+    assert hints == expected
+
+
+def test_every_kind_has_both_validators() -> None:
+    assert set(_HINTS) == op_spec.KINDS == {"op", *ops._FAST} == {"op", *op_models._TYPES}
+
+
+def test_a_spec_of_another_name_is_refused() -> None:
+    with pytest.raises(TypeError, match="declares the spec of ArchiveOp"):
+
+        class MoveOp(ops._Op):
+            SPEC = op_spec.ARCHIVE
+
+
+def test_a_changed_spec_changes_the_model() -> None:
+    """Change entries of a copy of a spec: the model derived from it follows."""
+    fields = list(op_spec.ARCHIVE.fields)
+    assert [f.name for f in fields] == ["op", "path", "reason"]
+    base = op_models.model_from_spec(op_spec.ARCHIVE)
+    with pytest.raises(ValidationError):
+        base(op="archive", memory_path="areas/a.html")
+    fields[1] = OpField("path", "str", also=("memory_path",))
+    fields[2] = OpField("reason", "title", "why not")
+    fields.append(OpField("importance", "importance", None))
+    changed = op_models.model_from_spec(op_spec.ARCHIVE._replace(fields=tuple(fields)))
+    op = changed(op="archive", memory_path="areas/a.html")
+    assert (op.path, op.reason, op.importance) == ("areas/a.html", "why not", None)
+    with pytest.raises(ValidationError) as info:
+        changed(op="archive", path="p", reason="", importance=11)
+    assert info.value.title == "ArchiveOp"
+    assert [e["loc"] for e in info.value.errors()] == [("reason",), ("importance",)]
+    fewer = op_models.model_from_spec(op_spec.ARCHIVE._replace(fields=tuple(fields[:2])))
+    with pytest.raises(ValidationError):
+        fewer(op="archive", path="p", reason="r")
