@@ -514,11 +514,28 @@ class Corpus:
 
         if mark.exact is None or self._watcher is None or self._exact_at != mark.exact:
             return
-        stamp = repo_stamp(self.root)
-        if self.git.head_fast() != sha:  # someone else's commit too: the next check is full
+        try:
+            stamp = repo_stamp(self.root)
+            if self.git.head_fast() != sha:  # someone else's commit too: the next check is full
+                return
+        except Exception as exc:  # the commit landed: the next check is simply full
+            log.warning("carrying the freshness check over to %s failed: %s", sha, exc)
             return
         self._own_paths |= set(touched)
         self._exact_at = (sha, stamp)
+
+    def own_commit_starts(self, mark: OwnWrite) -> OwnWrite:
+        """Right before the commit: the git state must still be what the last exact check saw
+        (a hand `git add` while the files were written makes the next check full)."""
+        from memhtml.index.scoped import repo_stamp
+
+        if mark.exact is None:
+            return mark
+        try:
+            same = (mark.exact[0], repo_stamp(self.root)) == mark.exact
+        except Exception:
+            same = False
+        return mark if same else OwnWrite(None, mark.members, mark.postings)
 
     def own_write_done(self, mark: OwnWrite) -> None:
         """The write's index transaction committed: patch the default scope's members and

@@ -336,6 +336,7 @@ def commit_changes(
             try:
                 if packing is not None:
                     packing.wait()
+                own = corpus.own_commit_starts(own)
                 sha = git.commit_paths(touched, message, parent)
             except BaseException:
                 if packing is not None:

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="in
 
 WORDS = ["pool", "replica", "drain", "cache", "shard", "backup", "kafka", "lag", "retry", "queue"]
 QUERIES = ["pool drain", "replica lag", "kafka retry backup", "cache shard", "queue"]
+WORD_LISTS = [q.split() for q in QUERIES]
 
 
 def git(root: Path, *args: str) -> None:
@@ -113,6 +114,9 @@ def test_own_writes_patch_the_members_and_check_only_their_paths(live: Any, repo
     for write in writes:
         loads, patches = c.scope_members.loads, c.scope_members.patches
         sized, resized = c.fts_postings.loads, c.fts_postings.patches
+        for words in WORD_LISTS:  # these terms' postings are cached
+            assert c.fts_postings.ranked(c.conn, words) is not None
+        term_loads = c.fts_postings.term_loads
         before = c.freshness_checks
         write()
         assert c.scope_members.patches == patches + 1  # patched from the write's paths
@@ -124,12 +128,13 @@ def test_own_writes_patch_the_members_and_check_only_their_paths(live: Any, repo
         assert {h: set(p) for h, p in members.paths_of_hash.items()} == by_hash
         fresh = Postings()
         assert fresh.ranked(c.conn, ["pool"]) is None  # a fresh cache's first query: FTS5's
-        for words in (["pool", "drain"], ["replica"], ["kafka", "retry", "backup"], ["shard"]):
+        for words in WORD_LISTS:
             mine, theirs = c.fts_postings.ranked(c.conn, words), fresh.ranked(c.conn, words)
             assert mine is not None and theirs is not None
             assert mine[0].tolist() == theirs[0].tolist()
             assert mine[1].tolist() == theirs[1].tolist()  # to the bit
         fresh.close()
+        assert c.fts_postings.term_loads == term_loads  # patched, not read again
         got = _answers(c)
         assert c.scope_members.loads == loads  # never read from the whole files table
         assert c.fts_postings.loads == sized  # nor the sizes from the whole docsize table
