@@ -21,6 +21,18 @@ Loading costs more than one FTS5 query, so nothing is loaded on the first
 query after a change: a one-shot CLI search, or a search after every write,
 runs FTS5 as before; the second query in a row over an unchanged index loads
 what it needs, and later ones are served from memory.
+
+A write this process makes itself (the write doors) patches the cache
+instead (`before_write`, `after_write`): the rows of the written paths are the
+whole difference (files rows, and so fts rows, change only by path), so their
+sizes are read again, the others kept, and every row's length term is
+recomputed from the new averages with the same operations. Their text (the
+one column, external content `files.fts_text`) is tokenized before and after
+by the same tokenizer, and the cached postings of every term they held or
+hold lose those rows and gain the new counts. The new sizes must add up to
+the averages record's row and token totals, and each written row's token
+count must be its docsize, or the patch is refused and the next queries
+reload as before.
 """
 
 from __future__ import annotations
@@ -45,6 +57,8 @@ IDF_FLOOR: Final = 1e-6
 # Cached postings beyond this many (row, count) entries are evicted, least recently used first:
 # ~16 bytes an entry, so ~64 MB at most.
 MAX_ENTRIES: Final = 4_000_000
+# A write naming more paths than this drops the cache (the next queries reload it).
+MAX_PATCH: Final = 512
 _TOKENIZE: Final = re.compile(r"tokenize\s*=\s*'([^']*)'", re.IGNORECASE)
 
 
@@ -73,6 +87,34 @@ def _varints(blob: bytes) -> list[int]:
         value, at = _varint(blob, at)
         out.append(value)
     return out
+
+
+def _size(blob: bytes) -> int:
+    """A docsize record's token count, all columns."""
+    return blob[0] if len(blob) == 1 else sum(_varints(blob))
+
+
+def _texts(conn: sqlite3.Connection, paths: tuple[str, ...]) -> dict[int, str | None]:
+    """The files (and fts) rowids of `paths`, whatever their scope, and the text each
+    holds in the fts index (its one column, external content: files.fts_text)."""
+    if not paths:
+        return {}
+    marks = ",".join("?" for _ in paths)
+    return {
+        int(r[0]): r[1]
+        for r in conn.execute(f"SELECT id, fts_text FROM files WHERE path IN ({marks})", paths)
+    }
+
+
+@dataclass(frozen=True)
+class WriteMark:
+    """The cache state a write began over, and its paths' rowids before it."""
+
+    key: tuple[bytes, bytes]
+    sizes: npt.NDArray[np.float64]
+    paths: tuple[str, ...]
+    rows: list[int]
+    terms: frozenset[str]  # every term those rows held
 
 
 def scores(
@@ -149,6 +191,11 @@ class Postings:
         self._tokenizer: sqlite3.Connection | None = None
         self._words: dict[str, tuple[str, ...]] = {}
         self._vocab_conn: sqlite3.Connection | None = None
+        # Every row's size by rowid (-1: no such row), kept beside the norms for a patch.
+        self._sizes: npt.NDArray[np.float64] | None = None
+        self.loads = 0  # row sizes read from the whole docsize table (tests count them)
+        self.patches = 0  # row sizes and postings patched after this process's own write
+        self.term_loads = 0  # postings read through fts5vocab
 
     # -- the index's state -------------------------------------------------------
     def _state(self, conn: sqlite3.Connection) -> tuple[bytes, bytes] | None:
@@ -168,6 +215,7 @@ class Postings:
             self._terms.clear()
             self._entries = 0
             self._norms = None
+            self._sizes = None
             return False
         return True
 
@@ -211,6 +259,7 @@ class Postings:
             self._terms.move_to_end(term)
             return found
         vocab = self._vocab(conn)
+        self.term_loads += 1
         rows = conn.execute(
             f"SELECT doc, count(*) FROM {vocab} WHERE term = ? GROUP BY doc ORDER BY doc",
             (term,),
@@ -250,17 +299,128 @@ class Postings:
             sizes: list[int] = []
             for rowid, blob in conn.execute(f"SELECT id, sz FROM {self.table}_docsize"):
                 ids.append(rowid)
-                sizes.append(blob[0] if len(blob) == 1 else sum(_varints(blob)))
+                sizes.append(_size(blob))
+            self.loads += 1
             sparse = not ids or n_rows == 0 or max(ids) > 4 * len(ids) + 100_000
-            norms = (
-                None
-                if sparse
-                else row_norms(
-                    np.array(ids, np.int64), np.array(sizes, np.float64), n_rows, n_tokens
-                )
-            )
-            self._norms = (n_rows, norms)
+            if sparse:
+                self._norms, self._sizes = (n_rows, None), None
+            else:
+                by_row = np.full(max(ids) + 1, -1.0, np.float64)
+                by_row[np.array(ids, np.int64)] = np.array(sizes, np.float64)
+                self._set_sizes(by_row, n_rows, n_tokens)
+        assert self._norms is not None
         return self._norms
+
+    def _set_sizes(self, by_row: npt.NDArray[np.float64], n_rows: int, n_tokens: int) -> None:
+        import numpy as np
+
+        ids = np.flatnonzero(by_row >= 0)
+        self._sizes = by_row
+        self._norms = (n_rows, row_norms(ids, by_row[ids], n_rows, n_tokens))
+
+    # -- this process's own writes ------------------------------------------------------
+    def before_write(self, conn: sqlite3.Connection, paths: set[str]) -> WriteMark | None:
+        """Before a write of `paths` (under the repository lock, before its index transaction):
+        what `after_write` needs to patch the row sizes, or None (the cache drops as ever)."""
+        if self.table != "files_fts" or self._sizes is None or len(paths) > MAX_PATCH:
+            return None
+        from memhtml.index.db import read_snapshot
+
+        ordered = tuple(sorted(paths))
+        with read_snapshot(conn):
+            if self._key is None or self._state(conn) != self._key:
+                return None
+            old = _texts(conn, ordered)
+        terms = frozenset(t for counts in self._counts(conn, old).values() for t in counts)
+        return WriteMark(self._key, self._sizes, ordered, list(old), terms)
+
+    def after_write(self, conn: sqlite3.Connection, mark: WriteMark | None) -> bool:
+        """After the write `mark` began (its index transaction committed): the written rows'
+        sizes read again, the rest kept. True when patched; False leaves the usual reload."""
+        import numpy as np
+
+        from memhtml.index.db import read_snapshot
+
+        if mark is None or self._key != mark.key or self._sizes is not mark.sizes:
+            return False
+        with read_snapshot(conn):
+            key = self._state(conn)
+            if key is None:
+                return False
+            texts = _texts(conn, mark.paths)
+            new = list(texts)
+            marks = ",".join("?" for _ in new)
+            sizes = dict(
+                conn.execute(
+                    f"SELECT id, sz FROM {self.table}_docsize WHERE id IN ({marks})", new
+                ).fetchall()
+                if new
+                else []
+            )
+        totals = _varints(key[1])
+        n_rows, n_tokens = totals[0], sum(totals[1:])
+        top = max([*new, len(mark.sizes) - 1])
+        by_row = np.full(top + 1, -1.0, np.float64)
+        by_row[: len(mark.sizes)] = mark.sizes
+        by_row[np.array(mark.rows, np.int64)] = -1.0
+        for rowid, blob in sizes.items():
+            by_row[rowid] = _size(blob)
+        present = by_row[by_row >= 0]
+        # The sizes must be the averages record's: else something else changed meanwhile.
+        if n_rows == 0 or len(present) != n_rows or int(present.sum()) != n_tokens:
+            return False
+        if top > 4 * n_rows + 100_000:  # too sparse to hold (see _row_norms)
+            return False
+        counts = self._counts(conn, texts)
+        # Tokenized here as FTS5 indexed them: each row's count must be its docsize.
+        if any(sum(counts[r].values()) != _size(sizes[r]) for r in new):
+            return False
+        self._key = key
+        self._set_sizes(by_row, n_rows, n_tokens)
+        self._patch_terms(mark.terms, set(mark.rows) | set(new), counts)
+        self.patches += 1
+        return True
+
+    def _patch_terms(
+        self, old_terms: frozenset[str], rows: set[int], counts: dict[int, dict[str, int]]
+    ) -> None:
+        """The cached postings of every term the written rows held before or hold now: those
+        rows taken out, then the new ones put in with their counts (rows stay ascending)."""
+        import numpy as np
+
+        gone = np.array(sorted(rows), np.int64)
+        terms = set(old_terms).union(*(c.keys() for c in counts.values()))
+        for term in terms:
+            cached = self._terms.get(term)
+            if cached is None:
+                continue
+            keep = ~np.isin(cached.rows, gone)
+            added = sorted((r, float(c[term])) for r, c in counts.items() if term in c)
+            ids = np.concatenate([cached.rows[keep], np.array([a[0] for a in added], np.int64)])
+            cnt = np.concatenate([cached.counts[keep], np.array([a[1] for a in added])])
+            order = np.argsort(ids, kind="stable")
+            self._terms[term] = Posting(
+                np.ascontiguousarray(ids[order]), np.ascontiguousarray(cnt[order], np.float64)
+            )
+            self._entries += len(ids) - len(cached.rows)
+
+    def _counts(
+        self, conn: sqlite3.Connection, texts: dict[int, str | None]
+    ) -> dict[int, dict[str, int]]:
+        """Each row's terms and how often it holds each, tokenized as FTS5 indexes the text
+        (the same tokenizer; the table's one column)."""
+        tok = self._tokenizer_conn(conn)
+        out: dict[int, dict[str, int]] = {rowid: {} for rowid in texts}
+        try:
+            for rowid, text in texts.items():
+                tok.execute("INSERT INTO q(rowid, t) VALUES (?, ?)", (rowid, text))
+            for doc, term, n in tok.execute(
+                "SELECT doc, term, count(*) FROM qv GROUP BY doc, term"
+            ):
+                out[int(doc)][str(term)] = int(n)
+        finally:
+            tok.execute("DELETE FROM q")
+        return out
 
     # -- the arm -----------------------------------------------------------------------
     def ranked(

@@ -15,6 +15,14 @@ state it did not read. Like the postings, nothing is loaded on the first
 query after a change (a one-shot CLI search costs what it did); the second
 query over an unchanged index loads it (~one indexed scan of `files`), and
 later ones are served from memory.
+
+A write this process makes itself (the write doors) patches the copy instead
+of dropping it (`before_write`, `after_write`): files rows change only by
+path, so the rows of the written paths, read before and after the write, are
+the whole difference. The patch applies only when nothing else changed the
+index meanwhile: the copy was current when the write began, and no other
+connection committed since (`data_version` unchanged); otherwise it is
+dropped as before.
 """
 
 from __future__ import annotations
@@ -25,6 +33,8 @@ from dataclasses import dataclass
 from memhtml.index.scope import Scope
 
 _DEFAULT = Scope()
+# A write naming more paths than this drops the copy (the next queries reload it).
+MAX_PATCH = 512
 
 
 def state_key(conn: sqlite3.Connection) -> tuple[int, int]:
@@ -45,6 +55,31 @@ class Members:
         return state_key(conn) == self.key
 
 
+@dataclass(frozen=True)
+class WriteMark:
+    """The members a write began over, and the in-scope rows of its paths before it."""
+
+    members: Members
+    paths: tuple[str, ...]
+    rows: list[tuple[int, str, str]]
+
+
+def _rows_of(conn: sqlite3.Connection, paths: tuple[str, ...]) -> list[tuple[int, str, str]]:
+    """(rowid, path, content hash) of `paths`' rows in the default scope."""
+    if not paths:
+        return []
+    where, params = _DEFAULT.sql("f")
+    marks = ",".join(f":mp_{i}" for i in range(len(paths)))
+    return [
+        (int(r[0]), str(r[1]), str(r[2]))
+        for r in conn.execute(
+            f"SELECT f.id, f.path, f.content_hash FROM files f WHERE f.path IN ({marks})"
+            f" AND {where}",
+            {**params, **{f"mp_{i}": p for i, p in enumerate(paths)}},
+        )
+    ]
+
+
 class ScopeMembers:
     """Per-connection cache of the default scope's members (see the module doc)."""
 
@@ -53,6 +88,8 @@ class ScopeMembers:
         self._conn: sqlite3.Connection | None = None
         self._seen: tuple[int, int] | None = None
         self._members: Members | None = None
+        self.loads = 0  # members read from the whole files table (tests count them)
+        self.patches = 0  # members patched after this process's own write
 
     def get(self, conn: sqlite3.Connection, scope: Scope) -> Members | None:
         """Once per query: the members when `scope` is the default and the index is the one
@@ -80,5 +117,52 @@ class ScopeMembers:
             ):
                 path_of_row[rowid] = path
                 by_hash.setdefault(chash, []).append(path)
+        self.loads += 1
         self._members = Members(key, path_of_row, {h: tuple(p) for h, p in by_hash.items()})
         return self._members
+
+    # -- this process's own writes ----------------------------------------------------
+    def before_write(self, conn: sqlite3.Connection, paths: set[str]) -> WriteMark | None:
+        """Before a write of `paths` on `conn` (under the repository lock, before its index
+        transaction): what `after_write` needs to patch the members, or None (they drop)."""
+        from memhtml.index.db import read_snapshot
+
+        members = self._members
+        if members is None or conn is not self._conn or len(paths) > MAX_PATCH:
+            return None
+        ordered = tuple(sorted(paths))
+        with read_snapshot(conn):
+            if state_key(conn) != members.key:
+                return None
+            rows = _rows_of(conn, ordered)
+        return WriteMark(members, ordered, rows)
+
+    def after_write(self, conn: sqlite3.Connection, mark: WriteMark | None) -> bool:
+        """After the write `mark` began (its index transaction committed): patch the members
+        with the rows of its paths. True when patched; False leaves the usual reload."""
+        from memhtml.index.db import read_snapshot
+
+        if mark is None or conn is not self._conn or self._members is not mark.members:
+            return False
+        with read_snapshot(conn):
+            key = state_key(conn)
+            if key[0] != mark.members.key[0]:  # another connection committed meanwhile
+                self._members = None
+                return False
+            rows = _rows_of(conn, mark.paths)
+        path_of_row = dict(mark.members.path_of_row)
+        by_hash = dict(mark.members.paths_of_hash)
+        for rowid, path, chash in mark.rows:
+            path_of_row.pop(rowid, None)
+            left = tuple(p for p in by_hash.get(chash, ()) if p != path)
+            if left:
+                by_hash[chash] = left
+            else:
+                by_hash.pop(chash, None)
+        for rowid, path, chash in rows:
+            path_of_row[rowid] = path
+            by_hash[chash] = (*by_hash.get(chash, ()), path)
+        self._members = Members(key, path_of_row, by_hash)
+        self._seen = key
+        self.patches += 1
+        return True

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,8 +34,9 @@ if TYPE_CHECKING:
     from memhtml.embed.base import Embedder
     from memhtml.embed.matrix import LoadedMatrix
     from memhtml.index.bm25 import Postings
+    from memhtml.index.bm25 import WriteMark as PostingsMark
     from memhtml.index.indexer import Indexer, IndexReport
-    from memhtml.index.members import ScopeMembers
+    from memhtml.index.members import ScopeMembers, WriteMark
     from memhtml.index.retrieval import SearchResult
     from memhtml.index.scoped import CheckScope, ScopedStatus
     from memhtml.ops.ann import GraphKeeper
@@ -94,6 +96,8 @@ class Corpus:
         # watcher was drained since without an exact check (see _take_scope).
         self._exact_at: tuple[str | None, Any] | None = None
         self._checks = {"skipped": 0, "scoped": 0, "full": 0}  # freshness checks by kind
+        # Paths this process's own commit wrote since the last drain (see own_commit_landed).
+        self._own_paths: set[str] = set()
         self._ranked_reads = 0  # begin_catch_up calls: a second one starts the watcher
         self._postings: Postings | None = None
         self._members: ScopeMembers | None = None
@@ -255,6 +259,11 @@ class Corpus:
             self._exact_at = None
         return self._watcher.active
 
+    @property
+    def watching(self) -> bool:
+        """True once the kernel watches the tree for this process (`watch_tree`)."""
+        return self._watcher is not None
+
     def _take_scope(self, head: str | None, at_head: bool) -> CheckScope:
         """Drain the watcher before an exact check: the paths that check must look at.
 
@@ -271,9 +280,11 @@ class Corpus:
             return CheckScope(head, stamp, None)
         changes = self._watcher.changes()
         last, self._exact_at = self._exact_at, None  # back only when this check is exact
+        own, self._own_paths = self._own_paths, set()
         if changes.unknown or not at_head or last != (head, stamp):
             return CheckScope(head, stamp, None)
-        return CheckScope(head, stamp, frozenset(p for p in changes.paths if indexable(p)))
+        paths = changes.paths | own
+        return CheckScope(head, stamp, frozenset(p for p in paths if indexable(p)))
 
     def _scoped_dirty(self, scope: CheckScope) -> set[str] | None:
         """The dirty set over the scope's paths and the overlay's (None: ask `git status`)."""
@@ -472,6 +483,75 @@ class Corpus:
         ):
             return self._verified(scope.key, True)
         return None if self.catch_up() else False
+
+    # -- this process's own writes: its caches follow them ------------------------------
+    def own_write_begin(self, parent: str | None, paths: set[str]) -> OwnWrite:
+        """Before a write door's commit of `paths` on `parent` (under the lock, before the
+        index transaction): what its caches need to follow the write instead of reloading.
+
+        `exact`: the last exact freshness check ran against `parent` and the git state
+        as it still is, and the watcher was not drained since, so after our own commit
+        the watcher's events plus our paths are the whole difference (`own_commit_landed`).
+        """
+        from memhtml.index.scoped import repo_stamp
+
+        try:
+            exact = None
+            if self._watcher is not None and self._exact_at is not None and parent is not None:
+                key = (parent, repo_stamp(self.root))
+                exact = key if self._exact_at == key else None
+            members = self._members.before_write(self.conn, paths) if self._members else None
+            postings = self._postings.before_write(self.conn, paths) if self._postings else None
+        except Exception as exc:  # the caches then reload as they always could
+            log.warning("preparing the caches for a write failed: %s", exc)
+            return OwnWrite(None, None, None)
+        return OwnWrite(exact, members, postings)
+
+    def own_commit_landed(self, mark: OwnWrite, sha: str, touched: Sequence[str]) -> None:
+        """Our commit `sha` (parent: the HEAD the last exact check saw) landed, changing git's
+        index only at `touched`: the next check looks at the watcher's paths and ours."""
+        from memhtml.index.scoped import repo_stamp
+
+        if mark.exact is None or self._watcher is None or self._exact_at != mark.exact:
+            return
+        try:
+            stamp = repo_stamp(self.root)
+            if self.git.head_fast() != sha:  # someone else's commit too: the next check is full
+                return
+        except Exception as exc:  # the commit landed: the next check is simply full
+            log.warning("carrying the freshness check over to %s failed: %s", sha, exc)
+            return
+        self._own_paths |= set(touched)
+        self._exact_at = (sha, stamp)
+
+    def own_commit_starts(self, mark: OwnWrite) -> OwnWrite:
+        """Right before the commit: the git state must still be what the last exact check saw
+        (a hand `git add` while the files were written makes the next check full)."""
+        from memhtml.index.scoped import repo_stamp
+
+        if mark.exact is None:
+            return mark
+        try:
+            same = (mark.exact[0], repo_stamp(self.root)) == mark.exact
+        except Exception:
+            same = False
+        return mark if same else OwnWrite(None, mark.members, mark.postings)
+
+    def own_write_done(self, mark: OwnWrite) -> None:
+        """The write's index transaction committed: patch the default scope's members and
+        the BM25 row sizes from the written paths' rows (each refuses when anything else
+        changed the index meanwhile, and then reloads as after anyone's write)."""
+        try:
+            if self._members is not None:
+                self._members.after_write(self.conn, mark.members)
+            if self._postings is not None:
+                self._postings.after_write(self.conn, mark.postings)
+        except Exception as exc:  # the write stands; the caches reload instead
+            log.warning("patching the search caches after a write failed: %s", exc)
+            self._members = None
+            if self._postings is not None:
+                self._postings.close()
+                self._postings = None
 
     # -- the write doors (memhtml.ops.write_door) ---------------------------------
     def run_ops(
@@ -744,6 +824,16 @@ class Corpus:
         bumped, cooled = bump(self.conn, known, signal, self.clock())
         missing = [p for p in paths if p not in known]
         return {"bumped": bumped, "cooled_down": cooled, "missing": missing, "signal": signal}
+
+
+@dataclass(frozen=True)
+class OwnWrite:
+    """What `Corpus.own_write_begin` saw: the exact check's key (None: none to carry over),
+    the members' mark and the BM25 row sizes' (memhtml.index.members, memhtml.index.bm25)."""
+
+    exact: tuple[str, Any] | None
+    members: WriteMark | None
+    postings: PostingsMark | None
 
 
 def is_initialised(root: Path) -> bool:

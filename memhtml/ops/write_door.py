@@ -221,12 +221,17 @@ def make_planner(corpus: Corpus, view: TreeView, now: str) -> Planner:
     from memhtml.ops.writes import Planner
 
     dirty_cache: dict[str, set[str]] = {}
+    # A watching process asks git read-only: a status that refreshed .git/index would
+    # change the repo stamp and cost the next read its scoped check (Corpus.own_write_begin).
+    read_only = corpus.watching
 
     def is_dirty(path: str) -> bool:
         if "paths" not in dirty_cache:
             dirty_cache["paths"] = {
                 p
-                for e in corpus.git.status(("projects/", "areas/", "resources/", "archive/"))
+                for e in corpus.git.status(
+                    ("projects/", "areas/", "resources/", "archive/"), read_only=read_only
+                )
                 for p in (e.path, e.old_path)
                 if p
             }
@@ -305,6 +310,10 @@ def commit_changes(
     with answering_disk_full(corpus):
         parent = git.head_fast()  # under the lock: only a hand commit moves it
         index_changes = [(c.path, c.content, c.moved_from) for c in changes]
+        # Before the index transaction: what the process's caches need to follow this write.
+        own = corpus.own_write_begin(
+            parent, {p for c in changes for p in (c.path, c.moved_from) if p}
+        )
         recovery.begin(root, parent, changes)
         # A failure below puts the tree back and re-raises; the journal stays only
         # where that restore did not complete (the next writer then settles it,
@@ -327,6 +336,7 @@ def commit_changes(
             try:
                 if packing is not None:
                     packing.wait()
+                own = corpus.own_commit_starts(own)
                 sha = git.commit_paths(touched, message, parent)
             except BaseException:
                 if packing is not None:
@@ -341,7 +351,8 @@ def commit_changes(
             if pending is not None:
                 pending.abandon()
             raise
-    return _after_commit(
+        corpus.own_commit_landed(own, sha, touched)
+    result = _after_commit(
         corpus,
         sha,
         parent=parent,
@@ -352,6 +363,8 @@ def commit_changes(
         embedder=embedder,
         now=now,
     )
+    corpus.own_write_done(own)
+    return result
 
 
 def _unwind(git: Any, root: Any, undo: Any, touched: Sequence[str]) -> bool:
