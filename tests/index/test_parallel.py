@@ -175,7 +175,15 @@ except KeyboardInterrupt:
     pass
 for worker in workers:
     worker.join(timeout=30)
-print(len(workers), sum(w.is_alive() for w in workers), flush=True)
+
+def running(pid):  # is_alive() may say True of a worker the executor's thread reaped itself
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+print(len(workers), sum(running(w.pid) for w in workers), flush=True)
 """
 
 
