@@ -323,10 +323,7 @@ class Corpus:
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None
-        if self._postings is not None:
-            self._postings.close()
-            self._postings = None
-        self._members = None
+        self._drop_text_caches()
         # The mapped vector files and the graph's map go with the corpus: a closed corpus
         # holds no file of the store open (its folder can be moved, deleted or unmounted).
         self._matrix = None
@@ -548,10 +545,14 @@ class Corpus:
                 self._postings.after_write(self.conn, mark.postings)
         except Exception as exc:  # the write stands; the caches reload instead
             log.warning("patching the search caches after a write failed: %s", exc)
-            self._members = None
-            if self._postings is not None:
-                self._postings.close()
-                self._postings = None
+            self._drop_text_caches()
+
+    def _drop_text_caches(self) -> None:
+        """Forget the default scope's members and the BM25 postings (reloaded on next use)."""
+        self._members = None
+        if self._postings is not None:
+            self._postings.close()
+            self._postings = None
 
     # -- the write doors (memhtml.ops.write_door) ---------------------------------
     def run_ops(

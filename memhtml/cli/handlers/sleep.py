@@ -121,6 +121,11 @@ def plan(inv: Invocation, deep: bool = False, llm: str | None = None) -> dict[st
     return sleep_plan(inv.corpus(), deep=deep, llm=llm)
 
 
+def _nonzero(counts: dict[str, Any] | None) -> str:
+    """A phase's counts as `name=value` words, the zeros left out."""
+    return " ".join(f"{k}={v}" for k, v in (counts or {}).items() if v)
+
+
 def human_run(data: dict[str, Any]) -> str:
     """A summary for a person at a terminal."""
     lines = [
@@ -128,7 +133,7 @@ def human_run(data: dict[str, Any]) -> str:
         f" {len(data['failed_phases'])} failed, branch {data['branch'] or '-'}"
     ]
     for p in data["phases"]:
-        counts = " ".join(f"{k}={v}" for k, v in p["counts"].items() if v)
+        counts = _nonzero(p.get("counts"))
         commit = (p.get("commit_sha") or "")[:12] or "-"
         detail = f"  ({p['detail']})" if p.get("detail") else ""
         lines.append(
@@ -160,7 +165,7 @@ def human_status(data: dict[str, Any]) -> str:
         f" branch {data.get('branch') or '-'}"
     ]
     for p in data["phases"]:
-        counts = " ".join(f"{k}={v}" for k, v in (p.get("counts") or {}).items() if v)
+        counts = _nonzero(p.get("counts"))
         lines.append(f"  {p['phase']:20s} {p['status']:8s} {counts}")
     known = data.get("runs") or []
     if known:
@@ -291,6 +296,6 @@ def human_plan(data: dict[str, Any]) -> str:
                 f"  {p['ordinal']:2d} {p['phase']:20s} {_DIM}skip: {p.get('reason')}{_OFF}"
             )
             continue
-        counts = " ".join(f"{k}={v}" for k, v in (p.get("counts") or {}).items() if v)
+        counts = _nonzero(p.get("counts"))
         lines.append(f"  {p['ordinal']:2d} {p['phase']:20s} {counts}")
     return "\n".join(lines)
